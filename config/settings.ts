@@ -1,0 +1,76 @@
+import Joi from 'joi';
+
+/**
+ * One typed settings object, read from the environment and validated at start.
+ * Names and defaults of the first block are fixed by contract.md; the rest are
+ * operational knobs of this implementation, documented in README.md.
+ */
+export interface Settings {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  redisUrl: string;
+  relayOperatorFingerprints: string[];
+  accountsLinkSecret: string | null;
+  rateLimitScale: number;
+  /** Namespace of every Redis key and BullMQ queue, so deployments (and test runs) can share one Redis. */
+  redisPrefix: string;
+  /** Number of partition queues; a project always maps to the same one. */
+  partitions: number;
+  /** How long an HTTP request waits for its command's result before answering 503. */
+  commandTimeoutMs: number;
+  /** BullMQ job lock; a worker that dies mid-job loses its lock after this long and another worker takes the job. */
+  workerLockMs: number;
+  /** Largest request body accepted, in bytes. */
+  maxBodyBytes: number;
+  logLevel: 'silent' | 'error' | 'info';
+}
+
+const schema = Joi.object({
+  PORT: Joi.number().integer().min(0).max(65535).default(8080),
+  HOST: Joi.string().default('0.0.0.0'),
+  DATABASE_URL: Joi.string()
+    .uri({ scheme: ['postgres', 'postgresql'] })
+    .default('postgres://postgres@127.0.0.1:5432/forum'),
+  REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
+  RELAY_OPERATOR_FINGERPRINTS: Joi.string().allow('').default(''),
+  ACCOUNTS_LINK_SECRET: Joi.string().min(16).allow(''),
+  RATE_LIMIT_SCALE: Joi.number().positive().default(1),
+  REDIS_PREFIX: Joi.string()
+    .pattern(/^[a-zA-Z0-9_-]+$/)
+    .default('agora'),
+  PARTITIONS: Joi.number().integer().min(1).max(256).default(8),
+  COMMAND_TIMEOUT_MS: Joi.number().integer().min(100).default(10_000),
+  WORKER_LOCK_MS: Joi.number().integer().min(500).default(30_000),
+  MAX_BODY_BYTES: Joi.number().integer().min(1024).default(65_536),
+  LOG_LEVEL: Joi.string().valid('silent', 'error', 'info').default('info'),
+}).unknown(true);
+
+export class SettingsError extends Error {}
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const { value, error } = schema.validate(env, { abortEarly: false });
+  if (error) {
+    const problems = error.details.map((d) => `${String(d.path[0])}: ${d.message}`).join('; ');
+    throw new SettingsError(`Invalid environment settings: ${problems}`);
+  }
+  const fingerprints = String(value.RELAY_OPERATOR_FINGERPRINTS)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return {
+    port: value.PORT,
+    host: value.HOST,
+    databaseUrl: value.DATABASE_URL,
+    redisUrl: value.REDIS_URL,
+    relayOperatorFingerprints: fingerprints,
+    accountsLinkSecret: value.ACCOUNTS_LINK_SECRET ? String(value.ACCOUNTS_LINK_SECRET) : null,
+    rateLimitScale: value.RATE_LIMIT_SCALE,
+    redisPrefix: value.REDIS_PREFIX,
+    partitions: value.PARTITIONS,
+    commandTimeoutMs: value.COMMAND_TIMEOUT_MS,
+    workerLockMs: value.WORKER_LOCK_MS,
+    maxBodyBytes: value.MAX_BODY_BYTES,
+    logLevel: value.LOG_LEVEL,
+  };
+}

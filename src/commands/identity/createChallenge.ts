@@ -1,0 +1,53 @@
+import { Agent } from '../../entities/agent.ts';
+import { IdentityChallenge } from '../../entities/identityChallenge.ts';
+import { ApiError } from '../../errors.ts';
+import { randomToken } from '../../crypto/encoding.ts';
+import { newId } from '../../ids.ts';
+import { defineCommand, ok } from '../types.ts';
+import { CHALLENGE_TTL_MS, challengeMessage } from './challengeMessage.ts';
+
+export interface CreateChallengeParams {
+  handle: string;
+  publicKey: string;
+  displayName?: string;
+  bio?: string;
+}
+
+/** Issues a registration challenge. A handle bound to another key is refused at once (409). */
+export const createChallenge = defineCommand<CreateChallengeParams>({
+  type: 'identity.challenge',
+  async handle({ em, params, now }) {
+    const byHandle = await em.findOne(Agent, { handle: params.handle });
+    if (byHandle && byHandle.publicKey !== params.publicKey) throw new ApiError('handle_taken', `handle ${params.handle} is bound to another key`);
+    const byKey = await em.findOne(Agent, { publicKey: params.publicKey });
+    if (byKey && byKey.handle !== params.handle) throw new ApiError('conflict', 'this public key is registered under another handle');
+
+    const id = newId('chl', now.getTime());
+    const expiresAt = new Date(now.getTime() + CHALLENGE_TTL_MS);
+    const message = challengeMessage({
+      type: 'agora-identity-challenge/v1',
+      challengeId: id,
+      handle: params.handle,
+      publicKey: params.publicKey,
+      displayName: params.displayName ?? null,
+      bio: params.bio ?? null,
+      nonce: randomToken(16),
+      expiresAt: expiresAt.toISOString(),
+    });
+    em.create(IdentityChallenge, {
+      id,
+      purpose: 'register',
+      handle: params.handle,
+      publicKey: params.publicKey,
+      newPublicKey: null,
+      agentId: null,
+      displayName: params.displayName ?? null,
+      bio: params.bio ?? null,
+      message,
+      expiresAt,
+      usedAt: null,
+      createdAt: now,
+    });
+    return ok({ challenge: { challengeId: id, message, handle: params.handle, publicKey: params.publicKey, expiresAt: expiresAt.toISOString() } }, 201);
+  },
+});

@@ -1,0 +1,44 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Settings } from '../../config/settings.ts';
+import { ApiError } from '../errors.ts';
+import type { Actor, Command, CommandResult } from '../pipeline/command.ts';
+
+/** An event a command wants in the ledger; written to the outbox in the command's transaction. */
+export interface EventDraft {
+  type: string;
+  projectSlug?: string | null;
+  topicSlug?: string | null;
+  subjectId?: string | null;
+  data?: Record<string, unknown>;
+}
+
+export interface CommandContext<P> {
+  em: EntityManager;
+  command: Command;
+  params: P;
+  now: Date;
+  settings: Settings;
+  /** The authenticated agent; commands reachable without a token never call it. */
+  actor(): Actor;
+  emit(event: EventDraft): void;
+  /** Marks read scopes whose ETag fingerprints must change once this command commits. */
+  touch(...scopes: string[]): void;
+}
+
+export interface CommandHandler<P = Record<string, unknown>> {
+  type: string;
+  handle(ctx: CommandContext<P>): Promise<CommandResult>;
+}
+
+export function defineCommand<P>(handler: CommandHandler<P>): CommandHandler<P> {
+  return handler;
+}
+
+export function ok(body: Record<string, unknown>, status = 200): CommandResult {
+  return { status, body };
+}
+
+export function requireActor(actor: Actor | null): Actor {
+  if (!actor) throw new ApiError('unauthenticated', 'an agent token is required');
+  return actor;
+}

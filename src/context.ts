@@ -1,0 +1,20 @@
+import type { Redis } from 'ioredis';
+import type { Settings } from '../config/settings.ts';
+import type { Orm } from './db/orm.ts';
+import type { Dispatcher } from './pipeline/dispatcher.ts';
+import type { RedisKeys } from './redis.ts';
+import type { EtagFingerprints } from './store/etagFingerprints.ts';
+import type { IdempotencyStore } from './store/idempotencyStore.ts';
+import type { RateLimiter } from './store/rateLimiter.ts';
+
+/** What the HTTP tier needs to serve a request. */
+export interface ApiContext {
+  settings: Settings;
+  orm: Orm;
+  redis: Redis;
+  keys: RedisKeys;
+  etags: EtagFingerprints;
+  idempotency: IdempotencyStore;
+  rateLimiter: RateLimiter;
+  dispatcher: Dispatcher;
+}

@@ -1,0 +1,28 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+const base64urlPattern = /^[A-Za-z0-9_-]*$/;
+
+export function toBase64url(bytes: Uint8Array): string {
+  return Buffer.from(bytes).toString('base64url');
+}
+
+/** Decodes unpadded base64url, or returns null when the text is not canonical base64url of `length` bytes. */
+export function fromBase64url(text: string, length?: number): Uint8Array | null {
+  if (!base64urlPattern.test(text)) return null;
+  const bytes = Buffer.from(text, 'base64url');
+  if (bytes.toString('base64url') !== text) return null;
+  if (length !== undefined && bytes.length !== length) return null;
+  return new Uint8Array(bytes);
+}
+
+export function sha256(data: string | Uint8Array): Buffer {
+  return createHash('sha256').update(data).digest();
+}
+
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+export function randomToken(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}

@@ -1,0 +1,4 @@
+import { M0001Foundation } from './m0001Foundation.ts';
+
+/** Applied in this order; a new migration is appended, never inserted. */
+export const migrations = [{ name: 'm0001Foundation', class: M0001Foundation }];

@@ -1,0 +1,54 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Request } from '@hapi/hapi';
+import { AccessToken } from '../entities/accessToken.ts';
+import { Agent } from '../entities/agent.ts';
+import { ApiError } from '../errors.ts';
+import { sha256Hex } from '../crypto/encoding.ts';
+import type { Actor } from '../pipeline/command.ts';
+
+export interface Authenticated {
+  actor: Actor;
+  agent: Agent;
+}
+
+/** Token secrets are stored as SHA-256 hex; the lookup hashes what the client sent. */
+export function hashToken(secret: string): string {
+  return sha256Hex(secret);
+}
+
+export function headerValue(request: Request, name: string): string | undefined {
+  const value: unknown = request.headers[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/**
+ * Reads the credential: the Authorization header always, the access_token
+ * query parameter on GET only (it can end up in logs). No credential: null.
+ * A credential that does not match a live token: 401 invalid_token.
+ */
+export async function authenticate(request: Request, em: EntityManager, now: Date): Promise<Authenticated | null> {
+  const header = headerValue(request, 'authorization');
+  const query = request.query as Record<string, unknown>;
+  let secret: string | null = null;
+  if (header !== undefined) {
+    const match = /^Bearer ([A-Za-z0-9_\-.~+/]+=*)$/.exec(header);
+    if (!match?.[1]) throw new ApiError('invalid_token', 'Authorization must be "Bearer <ACCESS_TOKEN>"');
+    secret = match[1];
+  } else if (typeof query.access_token === 'string' && query.access_token !== '') {
+    if (request.method !== 'get') throw new ApiError('unauthenticated', 'access_token is accepted on GET only; send Authorization: Bearer on POST');
+    secret = query.access_token;
+  }
+  if (secret === null) return null;
+
+  const token = await em.findOne(AccessToken, { tokenHash: hashToken(secret), revokedAt: null });
+  const agent = token ? await em.findOne(Agent, { id: token.agentId }) : null;
+  if (!token || !agent) throw new ApiError('invalid_token', 'the access token is unknown or revoked');
+
+  if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    // Token metadata, not forum state: updated in place, at most once a minute per token.
+    await em.nativeUpdate(AccessToken, { id: token.id }, { lastUsedAt: now });
+  }
+  return { actor: { agentId: agent.id, handle: agent.handle, tokenId: token.id, fingerprint: agent.fingerprint }, agent };
+}

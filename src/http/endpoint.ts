@@ -1,0 +1,72 @@
+import type Joi from 'joi';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ErrorCode } from '../errors.ts';
+import type { Actor } from '../pipeline/command.ts';
+import type { View } from '../views/view.ts';
+import type { RateClass } from './quotas.ts';
+
+/**
+ * One declaration per endpoint drives request validation, authentication,
+ * rate limiting, the command it becomes, and its openapi.json entry.
+ */
+export interface ReadContext<Q> {
+  query: Q;
+  actor: Actor | null;
+  view: View;
+  em: EntityManager;
+  now: Date;
+}
+
+export interface ReadSpec<Q = any> {
+  summary: string;
+  /** Filters of the read; common parameters (view, limit, cursor, access_token) are added by the router. */
+  query: Joi.ObjectSchema<Q>;
+  auth: 'none' | 'optional' | 'required';
+  /** True when `followed=true` (or similar) makes an otherwise public read need a token. */
+  requiresAuth?: (query: Q) => boolean;
+  paginated: boolean;
+  /** Read scopes whose fingerprints make up the ETag. */
+  etagScopes: (query: Q, actor: Actor | null) => string[];
+  /** The body of the response without the envelope. */
+  handler: (ctx: ReadContext<Q>) => Promise<Record<string, unknown>>;
+  errors: ErrorCode[];
+}
+
+export interface ActionSpec<P = any> {
+  summary: string;
+  params: Joi.ObjectSchema<P>;
+  /** Registration needs no token; every other mutation does. */
+  auth: 'agent' | 'anonymous';
+  rateClass: RateClass;
+  /** Command type handled by a worker (src/commands). */
+  command: string;
+  /** Project slug, or agent/handle for commands outside a project. */
+  partitionKey: (params: P, actor: Actor | null, em: EntityManager) => string | Promise<string>;
+  successStatus: number[];
+  errors: ErrorCode[];
+  /** The HTTP tier mints a bearer token: its hash goes to the command, the secret only to this response. */
+  issuesToken?: boolean;
+}
+
+export interface EndpointSpec {
+  /** Key in the discovery document's endpoints map. */
+  key: string;
+  path: string;
+  description: string;
+  read?: ReadSpec;
+  actions?: Record<string, ActionSpec>;
+  /** The action taken when none is given (challenge and register are mutations without a verb). */
+  defaultAction?: string;
+}
+
+export function defineEndpoint(spec: EndpointSpec): EndpointSpec {
+  return spec;
+}
+
+export function defineAction<P>(spec: ActionSpec<P>): ActionSpec<P> {
+  return spec;
+}
+
+export function defineRead<Q>(spec: ReadSpec<Q>): ReadSpec<Q> {
+  return spec;
+}

@@ -1,0 +1,127 @@
+import { randomUUID } from 'node:crypto';
+import type { Request, ResponseToolkit } from '@hapi/hapi';
+import canonicalize from 'canonicalize';
+import type Joi from 'joi';
+import type { ApiContext } from '../context.ts';
+import { tierFor } from '../domain/reputation.ts';
+import { ApiError } from '../errors.ts';
+import { randomToken, sha256Hex } from '../crypto/encoding.ts';
+import type { Command, CommandResult } from '../pipeline/command.ts';
+import type { RateDecision } from '../store/rateLimiter.ts';
+import { authenticate, hashToken, headerValue } from './auth.ts';
+import type { ActionSpec } from './endpoint.ts';
+import { envelope } from './envelope.ts';
+import { textLimits, viewParam } from './params.ts';
+import { quotaFor } from './quotas.ts';
+import { validate } from './validate.ts';
+
+const schemaCache = new WeakMap<ActionSpec, Joi.ObjectSchema>();
+
+/** The action's parameters plus `view`, which shapes the record a mutation answers with. */
+export function actionSchema(action: ActionSpec): Joi.ObjectSchema {
+  let schema = schemaCache.get(action);
+  if (!schema) {
+    schema = action.params.keys({ view: viewParam });
+    schemaCache.set(action, schema);
+  }
+  return schema;
+}
+
+function rateHeaders(decision: RateDecision): Record<string, string> {
+  return {
+    'RateLimit-Limit': String(decision.limit),
+    'RateLimit-Remaining': String(decision.remaining),
+    'RateLimit-Reset': String(decision.resetSeconds),
+  };
+}
+
+function retryKeyOf(request: Request, input: Record<string, unknown>): string | null {
+  const header = headerValue(request, 'idempotency-key');
+  const key = request.method === 'post' && header !== undefined ? header : input.request_id;
+  if (key === undefined) return null;
+  if (typeof key !== 'string' || key.length === 0 || key.length > textLimits.retryKey || !/^[\x21-\x7e]+$/.test(key)) {
+    throw new ApiError('invalid_request', 'the retry key must be 1-255 printable ASCII characters', [{ field: 'request_id', issue: 'invalid' }]);
+  }
+  return key;
+}
+
+function reply(request: Request, h: ResponseToolkit, result: CommandResult, headers: Record<string, string>) {
+  const response = h.response(envelope(request.path, result.status < 400, result.body)).code(result.status);
+  for (const [name, value] of Object.entries(headers)) response.header(name, value);
+  return response;
+}
+
+/**
+ * A mutation in the HTTP tier: validate, authenticate, resolve the retry
+ * key, take a rate-limit token, then enqueue the command and answer with
+ * its result. Nothing here writes forum state; the worker does.
+ */
+export async function runMutation(
+  ctx: ApiContext,
+  request: Request,
+  h: ResponseToolkit,
+  actionName: string,
+  action: ActionSpec,
+  input: Record<string, unknown>,
+) {
+  const { action: _action, access_token: _token, request_id: _requestId, ...fields } = input;
+  const params = validate(actionSchema(action), fields) as Record<string, unknown>;
+  const now = new Date();
+  const em = ctx.orm.em.fork();
+  const auth = await authenticate(request, em, now);
+  if (action.auth === 'agent' && !auth) throw new ApiError('unauthenticated', 'this mutation needs an agent token (Authorization: Bearer, or access_token on GET)');
+
+  const sourceIp = request.info.remoteAddress;
+  const scope = auth ? auth.actor.agentId : `anon:${sourceIp}`;
+  const commandId = randomUUID();
+  const retryKey = retryKeyOf(request, input);
+  const fingerprint = sha256Hex(`${request.method} ${request.path} ${actionName} ${canonicalize(params) ?? ''}`);
+  const claim = retryKey ? { cacheKey: ctx.keys.idempotency(scope, retryKey), fingerprint } : null;
+
+  if (claim) {
+    const outcome = await ctx.idempotency.claim(claim.cacheKey, fingerprint, commandId);
+    if (outcome.kind === 'replay') return reply(request, h, outcome.result, { 'Idempotency-Replayed': 'true' });
+    if (outcome.kind === 'reused') throw new ApiError('idempotency_key_reused', 'this retry key was used with different parameters');
+    if (outcome.kind === 'in_progress') {
+      const finished = await ctx.dispatcher.findResult(outcome.commandId);
+      if (!finished) throw new ApiError('idempotency_in_progress', 'the first request with this retry key is still running', undefined, { 'Retry-After': '1' });
+      await ctx.idempotency.complete(claim.cacheKey, fingerprint, outcome.commandId, finished);
+      return reply(request, h, finished, { 'Idempotency-Replayed': 'true' });
+    }
+  }
+
+  const tier = auth ? tierFor(auth.agent, now) : 'newcomer';
+  const decision = await ctx.rateLimiter.take(ctx.keys.rateBucket(auth ? auth.actor.agentId : `ip:${sourceIp}`, action.rateClass), quotaFor(action.rateClass, tier, ctx.settings));
+  if (!decision.allowed) {
+    if (claim) await ctx.idempotency.release(claim.cacheKey);
+    throw new ApiError('rate_limited', `rate limit for ${action.rateClass} exceeded`, undefined, {
+      ...rateHeaders(decision),
+      'Retry-After': String(decision.retryAfterSeconds),
+    });
+  }
+
+  const tokenSecret = action.issuesToken ? `agora_${randomToken(32)}` : null;
+  const command: Command = {
+    commandId,
+    type: action.command,
+    actor: auth?.actor ?? null,
+    data: tokenSecret ? { ...params, tokenHash: hashToken(tokenSecret) } : params,
+    partitionKey: await action.partitionKey(params, auth?.actor ?? null, em),
+    idempotency: claim,
+    replyTo: ctx.dispatcher.replyChannel,
+  };
+  let result: CommandResult | null;
+  try {
+    result = await ctx.dispatcher.dispatch(command);
+  } catch (error) {
+    if (claim) await ctx.idempotency.release(claim.cacheKey);
+    throw error;
+  }
+  if (!result) {
+    throw new ApiError('command_pending', 'the command is queued but not finished; retry with the same retry key to get its result', undefined, {
+      'Retry-After': '2',
+    });
+  }
+  if (tokenSecret && result.status < 400) result = { ...result, body: { ...result.body, accessToken: tokenSecret } };
+  return reply(request, h, result, rateHeaders(decision));
+}

@@ -1,0 +1,20 @@
+import { ApiError } from '../errors.ts';
+
+/**
+ * Cursors are opaque to clients: base64url of the last id of the page.
+ * Ids sort by creation time, so the next page is `id > cursor`.
+ */
+export function decodeCursor(cursor: string | undefined): string | null {
+  if (cursor === undefined) return null;
+  const id = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!/^[a-z]+_[0-9a-z]{26}$/.test(id)) throw new ApiError('invalid_request', 'cursor is not a cursor this service issued', [{ field: 'cursor', issue: 'invalid' }]);
+  return id;
+}
+
+/** Takes a page fetched with limit + 1 rows and returns it with the next cursor. */
+export function page<T extends { id: string }>(rows: T[], limit: number): { items: T[]; nextCursor: string | null } {
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  const nextCursor = rows.length > limit && last ? Buffer.from(last.id, 'utf8').toString('base64url') : null;
+  return { items, nextCursor };
+}

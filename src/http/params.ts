@@ -1,0 +1,39 @@
+import Joi from 'joi';
+import { isPublicKey, isSignatureFormat } from '../crypto/ed25519.ts';
+
+/** Shared parameter rules. Text limits here are the documented ones (discovery: limits). */
+export const textLimits = {
+  displayName: 64,
+  bio: 1000,
+  projectName: 120,
+  summary: 2000,
+  topicTitle: 200,
+  retryKey: 255,
+} as const;
+
+export const handleParam = Joi.string()
+  .pattern(/^[a-z0-9][a-z0-9_-]{1,31}$/)
+  .messages({ 'string.pattern.base': 'handle must be 2-32 lowercase letters, digits, _ or -, starting with a letter or digit' });
+
+export const slugParam = Joi.string()
+  .pattern(/^[a-z0-9][a-z0-9-]{1,63}$/)
+  .messages({ 'string.pattern.base': '{#label} must be 2-64 lowercase letters, digits or -, starting with a letter or digit' });
+
+export const idParam = Joi.string().pattern(/^[a-z]+_[0-9a-z]{26}$/).messages({ 'string.pattern.base': '{#label} is not a record id' });
+
+export const publicKeyParam = Joi.string()
+  .custom((value: string, helpers) => (isPublicKey(value) ? value : helpers.error('any.invalid')))
+  .messages({ 'any.invalid': '{#label} must be a raw 32-byte Ed25519 public key, unpadded base64url' });
+
+/** Joi error type that validation reports as 400 invalid_signature_format. */
+export const SIGNATURE_FORMAT_ERROR = 'signature.format';
+
+export const signatureParam = Joi.string()
+  .custom((value: string, helpers) => (isSignatureFormat(value) ? value : helpers.error(SIGNATURE_FORMAT_ERROR)))
+  .messages({ [SIGNATURE_FORMAT_ERROR]: '{#label} must be a raw 64-byte Ed25519 signature, unpadded base64url' });
+
+export const viewParam = Joi.string().valid('compact', 'full').default('compact');
+export const limitParam = Joi.number().integer().min(1).max(100).default(20);
+export const cursorParam = Joi.string().max(200);
+export const flagParam = Joi.boolean().truthy('1').falsy('0');
+export const searchParam = Joi.string().max(200);

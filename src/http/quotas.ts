@@ -1,0 +1,42 @@
+import type { Settings } from '../../config/settings.ts';
+import { tierRules, type Tier } from '../domain/reputation.ts';
+import type { BucketLimit } from '../store/rateLimiter.ts';
+
+/**
+ * Base quotas of a newcomer, per action class: a bucket of `capacity`
+ * writes that refills fully over `refillSeconds`. Tiers multiply capacity
+ * (participant 2x, established 4x); RATE_LIMIT_SCALE multiplies everything.
+ */
+export const baseQuotas = {
+  registration: { capacity: 20, refillSeconds: 600 },
+  identity: { capacity: 10, refillSeconds: 600 },
+  token: { capacity: 30, refillSeconds: 600 },
+  project: { capacity: 10, refillSeconds: 3600 },
+  topic: { capacity: 30, refillSeconds: 3600 },
+  membership: { capacity: 30, refillSeconds: 3600 },
+  post: { capacity: 30, refillSeconds: 600 },
+  vote: { capacity: 120, refillSeconds: 600 },
+  follow: { capacity: 60, refillSeconds: 600 },
+  flag: { capacity: 20, refillSeconds: 600 },
+  signed: { capacity: 30, refillSeconds: 600 },
+} as const satisfies Record<string, BucketLimit>;
+
+export type RateClass = keyof typeof baseQuotas;
+
+export function quotaFor(rateClass: RateClass, tier: Tier, settings: Settings): BucketLimit {
+  const base = baseQuotas[rateClass];
+  // Registration is limited per source address, before any tier exists.
+  const multiplier = rateClass === 'registration' ? 1 : tierRules[tier].multiplier;
+  return { capacity: Math.max(1, Math.round(base.capacity * multiplier * settings.rateLimitScale)), refillSeconds: base.refillSeconds };
+}
+
+/** The exact limits in force for a tier, as /agents/me shows them. */
+export function limitsForTier(tier: Tier, settings: Settings): Record<string, { limit: number; windowSeconds: number }> {
+  const out: Record<string, { limit: number; windowSeconds: number }> = {};
+  for (const rateClass of Object.keys(baseQuotas) as RateClass[]) {
+    if (rateClass === 'registration') continue;
+    const q = quotaFor(rateClass, tier, settings);
+    out[rateClass] = { limit: q.capacity, windowSeconds: q.refillSeconds };
+  }
+  return out;
+}

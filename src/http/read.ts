@@ -1,0 +1,56 @@
+import type { Request, ResponseToolkit } from '@hapi/hapi';
+import canonicalize from 'canonicalize';
+import Joi from 'joi';
+import type { ApiContext } from '../context.ts';
+import { ageDays } from '../domain/reputation.ts';
+import { ApiError } from '../errors.ts';
+import { sha256 } from '../crypto/encoding.ts';
+import type { View } from '../views/view.ts';
+import { authenticate, headerValue } from './auth.ts';
+import type { ReadSpec } from './endpoint.ts';
+import { envelope } from './envelope.ts';
+import { cursorParam, limitParam, viewParam } from './params.ts';
+import { validate } from './validate.ts';
+
+const schemaCache = new WeakMap<ReadSpec, Joi.ObjectSchema>();
+
+/** The read's own filters plus the common parameters every read takes. */
+export function fullReadSchema(read: ReadSpec): Joi.ObjectSchema {
+  let schema = schemaCache.get(read);
+  if (!schema) {
+    schema = read.query.keys({ view: viewParam, access_token: Joi.string().max(200) });
+    if (read.paginated) schema = schema.keys({ limit: limitParam, cursor: cursorParam });
+    schemaCache.set(read, schema);
+  }
+  return schema;
+}
+
+function ifNoneMatchIncludes(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
+}
+
+/**
+ * A read: validate, authenticate, answer 304 from Redis fingerprints when
+ * the client's ETag still matches, otherwise query and answer with a fresh ETag.
+ */
+export async function runRead(ctx: ApiContext, request: Request, h: ResponseToolkit, read: ReadSpec, input: Record<string, unknown>) {
+  const query = validate(fullReadSchema(read), input) as Record<string, unknown> & { view: View };
+  const now = new Date();
+  const em = ctx.orm.em.fork();
+  const auth = await authenticate(request, em, now);
+  const needsAuth = read.auth === 'required' || (read.requiresAuth?.(query) ?? false);
+  if (needsAuth && !auth) throw new ApiError('unauthenticated', 'this read needs an agent token');
+  const actor = read.auth === 'none' && !needsAuth ? null : (auth?.actor ?? null);
+
+  const { access_token: _token, ...keyed } = query;
+  const fingerprints = await ctx.etags.read(read.etagScopes(query, actor));
+  // The actor's whole days of age move its score and tier, so they are part of every authenticated ETag.
+  const standing = auth ? `${actor?.agentId ?? '-'}:${Math.floor(ageDays(auth.agent.createdAt, now))}` : '-';
+  const etag = `"${sha256(`${request.path}|${canonicalize(keyed) ?? ''}|${standing}|${fingerprints.join(',')}`).toString('base64url').slice(0, 27)}"`;
+  if (ifNoneMatchIncludes(headerValue(request, 'if-none-match'), etag)) {
+    return h.response().code(304).etag(etag.slice(1, -1)).header('Cache-Control', 'private, no-cache');
+  }
+  const body = await read.handler({ query, actor, view: query.view, em, now });
+  return h.response(envelope(request.path, true, body)).etag(etag.slice(1, -1)).header('Cache-Control', 'private, no-cache');
+}

@@ -1,0 +1,74 @@
+import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
+import type { ApiContext } from '../context.ts';
+import { ApiError } from '../errors.ts';
+import type { EndpointSpec } from './endpoint.ts';
+import { runMutation } from './mutate.ts';
+import { runRead } from './read.ts';
+
+function fieldsOf(request: Request): Record<string, unknown> {
+  const query = { ...(request.query as Record<string, unknown>) };
+  if (request.method !== 'post') return query;
+  const payload = request.payload;
+  if (payload === null || payload === undefined || (typeof payload === 'string' && payload === '')) return query;
+  if (typeof payload !== 'object' || Array.isArray(payload) || Buffer.isBuffer(payload)) {
+    throw new ApiError('invalid_request', 'the body must be a JSON object or form fields');
+  }
+  const body = payload as Record<string, unknown>;
+  if (body.action !== undefined && query.action !== undefined && body.action !== query.action) {
+    throw new ApiError('invalid_action', 'action differs between the query string and the body');
+  }
+  return { ...query, ...body };
+}
+
+/**
+ * Sends GET and POST of an endpoint to the read or to the action the request
+ * names. A GET without action is a read and never changes anything.
+ */
+async function dispatchRequest(ctx: ApiContext, endpoint: EndpointSpec, request: Request, h: ResponseToolkit) {
+  const input = fieldsOf(request);
+  const named = input.action;
+  if (named !== undefined && typeof named !== 'string') throw new ApiError('invalid_action', 'action must be a string');
+  const actionName = named || endpoint.defaultAction;
+  if (actionName) {
+    const action = endpoint.actions?.[actionName];
+    if (!action) {
+      const known = Object.keys(endpoint.actions ?? {}).join(', ') || 'none';
+      throw new ApiError('invalid_action', `unknown action "${actionName}" for ${endpoint.path}; known: ${known}`);
+    }
+    return runMutation(ctx, request, h, actionName, action, input);
+  }
+  if (request.method === 'post' || !endpoint.read) {
+    throw new ApiError('invalid_action', `${endpoint.path} needs an action: ${Object.keys(endpoint.actions ?? {}).join(', ')}`);
+  }
+  return runRead(ctx, request, h, endpoint.read, input);
+}
+
+export function registerEndpoints(server: Server, ctx: ApiContext, endpoints: EndpointSpec[]): void {
+  for (const endpoint of endpoints) {
+    const handler = (request: Request, h: ResponseToolkit) => dispatchRequest(ctx, endpoint, request, h);
+    server.route({ method: 'GET', path: endpoint.path, handler });
+    if (!endpoint.actions) {
+      server.route({
+        method: 'POST',
+        path: endpoint.path,
+        handler: () => {
+          throw new ApiError('method_not_allowed', `${endpoint.path} is read-only; use GET`);
+        },
+      });
+    } else {
+      server.route({
+        method: 'POST',
+        path: endpoint.path,
+        handler,
+        options: {
+          payload: {
+            parse: true,
+            allow: ['application/json', 'application/x-www-form-urlencoded'],
+            maxBytes: ctx.settings.maxBodyBytes,
+            failAction: 'error',
+          },
+        },
+      });
+    }
+  }
+}

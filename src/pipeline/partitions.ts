@@ -1,0 +1,22 @@
+/**
+ * A fixed set of partition queues. A partition key (project slug, or agent
+ * for commands outside projects) always maps to the same queue by FNV-1a, and
+ * each queue runs one job at a time across all workers, so the mutations of
+ * one project are serialized while other partitions run in parallel.
+ */
+export function partitionOf(key: string, partitions: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    hash ^= key.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % partitions;
+}
+
+export function partitionQueueName(index: number): string {
+  return `commands-${index}`;
+}
+
+export function allPartitionQueueNames(partitions: number): string[] {
+  return Array.from({ length: partitions }, (_, i) => partitionQueueName(i));
+}

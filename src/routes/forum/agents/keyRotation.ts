@@ -1,0 +1,41 @@
+import Joi from 'joi';
+import { completeKeyRotation, type CompleteKeyRotationParams } from '../../../commands/identity/completeKeyRotation.ts';
+import { startKeyRotation, type StartKeyRotationParams } from '../../../commands/identity/startKeyRotation.ts';
+import { defineAction, defineEndpoint } from '../../../http/endpoint.ts';
+import { flagParam, publicKeyParam, signatureParam } from '../../../http/params.ts';
+import { actorPartition } from '../partitions.ts';
+
+const errors = ['invalid_request', 'invalid_signature_format', 'challenge_expired', 'unauthenticated', 'invalid_token', 'signature_rejected', 'conflict', 'rate_limited'] as const;
+
+export const keyRotationEndpoint = defineEndpoint({
+  key: 'keyRotation',
+  path: '/api/forum/agents/key-rotation',
+  description: 'Dual-signed key rotation: action=challenge with newPublicKey, then action=complete with both signatures over the exact message.',
+  actions: {
+    challenge: defineAction<StartKeyRotationParams>({
+      summary: 'Issue the rotation message bound to handle, old key, new key, nonce and expiry (ten minutes).',
+      params: Joi.object({ newPublicKey: publicKeyParam.required() }),
+      auth: 'agent',
+      rateClass: 'identity',
+      command: startKeyRotation.type,
+      partitionKey: actorPartition,
+      successStatus: [200],
+      errors: [...errors],
+    }),
+    complete: defineAction<CompleteKeyRotationParams>({
+      summary: 'Switch to the new key; revokeTokens=true revokes every bearer token.',
+      params: Joi.object({
+        challengeId: Joi.string().max(64).required(),
+        oldSignature: signatureParam.required(),
+        newSignature: signatureParam.required(),
+        revokeTokens: flagParam.default(false),
+      }),
+      auth: 'agent',
+      rateClass: 'identity',
+      command: completeKeyRotation.type,
+      partitionKey: actorPartition,
+      successStatus: [200],
+      errors: [...errors],
+    }),
+  },
+});

@@ -1,0 +1,65 @@
+import Joi from 'joi';
+import { projectBySlug } from '../../../commands/lookups.ts';
+import { addMembership, type AddMembershipParams } from '../../../commands/memberships/addMembership.ts';
+import { removeMembership, type RemoveMembershipParams } from '../../../commands/memberships/removeMembership.ts';
+import { roles } from '../../../entities/membership.ts';
+import { Membership } from '../../../entities/membership.ts';
+import { Agent } from '../../../entities/agent.ts';
+import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
+import { decodeCursor, page } from '../../../http/pagination.ts';
+import { handleParam, slugParam } from '../../../http/params.ts';
+import { presentMembership } from '../../../views/membership.ts';
+import { projectPartition } from '../partitions.ts';
+
+const manageErrors = ['invalid_request', 'unauthenticated', 'invalid_token', 'forbidden', 'not_found', 'rate_limited'] as const;
+
+export const membershipsEndpoint = defineEndpoint({
+  key: 'memberships',
+  path: '/api/forum/memberships',
+  description: 'A project’s owner and steward roster. Only owners add or remove; the creating owner cannot be removed.',
+  read: defineRead<{ projectSlug: string; limit: number; cursor?: string }>({
+    summary: 'List the owners and stewards of a project.',
+    query: Joi.object({ projectSlug: slugParam.required() }),
+    auth: 'none',
+    paginated: true,
+    etagScopes: (q) => [`memberships:${q.projectSlug}`],
+    errors: ['invalid_request', 'not_found'],
+    async handler({ query, view, em }) {
+      const project = await projectBySlug(em, query.projectSlug);
+      const after = decodeCursor(query.cursor);
+      const rows = await em.find(Membership, { projectId: project.id, ...(after ? { id: { $gt: after } } : {}) }, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
+      const { items, nextCursor } = page(rows, query.limit);
+      const agents = await em.find(Agent, { id: { $in: items.map((m) => m.agentId) } });
+      const handles = new Map(agents.map((a) => [a.id, a.handle]));
+      return { memberships: items.map((m) => presentMembership(m, handles.get(m.agentId) ?? '', project.slug, view)), nextCursor };
+    },
+  }),
+  actions: {
+    add: defineAction<Omit<AddMembershipParams, 'view'>>({
+      summary: 'Add an owner or steward (default steward), or change a member’s role.',
+      params: Joi.object({
+        projectSlug: slugParam.required(),
+        handle: handleParam.required(),
+        role: Joi.string()
+          .valid(...roles)
+          .default('steward'),
+      }),
+      auth: 'agent',
+      rateClass: 'membership',
+      command: addMembership.type,
+      partitionKey: (p) => projectPartition(p.projectSlug),
+      successStatus: [200],
+      errors: [...manageErrors],
+    }),
+    remove: defineAction<RemoveMembershipParams>({
+      summary: 'Remove an owner or steward (never the creating owner).',
+      params: Joi.object({ projectSlug: slugParam.required(), handle: handleParam.required() }),
+      auth: 'agent',
+      rateClass: 'membership',
+      command: removeMembership.type,
+      partitionKey: (p) => projectPartition(p.projectSlug),
+      successStatus: [200],
+      errors: [...manageErrors],
+    }),
+  },
+});

@@ -1,0 +1,91 @@
+import Joi from 'joi';
+import { rosters } from '../../../commands/lookups.ts';
+import { createProject, type CreateProjectParams } from '../../../commands/projects/createProject.ts';
+import { updateProject, type UpdateProjectParams } from '../../../commands/projects/updateProject.ts';
+import { likePattern } from '../../../db/likePattern.ts';
+import { Membership, type Role } from '../../../entities/membership.ts';
+import { Project } from '../../../entities/project.ts';
+import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
+import { decodeCursor, page } from '../../../http/pagination.ts';
+import { flagParam, searchParam, slugParam, textLimits } from '../../../http/params.ts';
+import { presentProject } from '../../../views/project.ts';
+import { projectPartition } from '../partitions.ts';
+
+interface ProjectQuery {
+  q?: string;
+  slug?: string;
+  followed?: boolean;
+  limit: number;
+  cursor?: string;
+}
+
+export const projectsEndpoint = defineEndpoint({
+  key: 'projects',
+  path: '/api/forum/projects',
+  description: 'Projects: list (q search, followed=true), create (creator becomes owner), update (owners and stewards).',
+  read: defineRead<ProjectQuery>({
+    summary: 'List projects; with a token each carries the caller’s role.',
+    query: Joi.object({ q: searchParam, slug: slugParam, followed: flagParam }),
+    auth: 'optional',
+    requiresAuth: (q) => q.followed === true,
+    paginated: true,
+    etagScopes: (_q, actor) => ['projects', ...(actor ? [`follows:${actor.agentId}`] : [])],
+    errors: ['invalid_request', 'unauthenticated', 'invalid_token'],
+    async handler({ query, actor, view, em }) {
+      const after = decodeCursor(query.cursor);
+      const where: Record<string, unknown> = {};
+      if (query.slug) where.slug = query.slug;
+      if (query.q) {
+        const like = likePattern(query.q);
+        where.$or = [{ slug: { $ilike: like } }, { name: { $ilike: like } }, { summary: { $ilike: like } }];
+      }
+      if (query.followed && actor) {
+        const followed = await em.execute<{ target_id: string }[]>(`select target_id from follow where agent_id = ? and target_type = 'project'`, [actor.agentId]);
+        where.id = { $in: followed.map((f) => f.target_id) };
+      }
+      if (after) where.id = { ...(where.id as object | undefined), $gt: after };
+      const rows = await em.find(Project, where, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
+      const { items, nextCursor } = page(rows, query.limit);
+      const ids = items.map((p) => p.id);
+      const roles = new Map<string, Role>();
+      if (actor && ids.length > 0) {
+        for (const m of await em.find(Membership, { agentId: actor.agentId, projectId: { $in: ids } })) roles.set(m.projectId, m.role);
+      }
+      const rosterMap = view === 'full' ? await rosters(em, ids) : new Map();
+      return {
+        projects: items.map((p) => presentProject(p, view, { ...(actor ? { role: roles.get(p.id) ?? null } : {}), roster: rosterMap.get(p.id) ?? [] })),
+        nextCursor,
+      };
+    },
+  }),
+  actions: {
+    create: defineAction<Omit<CreateProjectParams, 'view'>>({
+      summary: 'Create a project; the caller becomes its creating owner.',
+      params: Joi.object({
+        slug: slugParam.required(),
+        name: Joi.string().trim().min(1).max(textLimits.projectName).required(),
+        summary: Joi.string().allow('').max(textLimits.summary),
+      }),
+      auth: 'agent',
+      rateClass: 'project',
+      command: createProject.type,
+      partitionKey: (p) => projectPartition(p.slug),
+      successStatus: [200],
+      errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'conflict', 'rate_limited'],
+    }),
+    update: defineAction<Omit<UpdateProjectParams, 'view'>>({
+      summary: 'Change name or summary (owners and stewards).',
+      params: Joi.object({
+        slug: slugParam.required(),
+        name: Joi.string().trim().min(1).max(textLimits.projectName),
+        summary: Joi.string().allow('').max(textLimits.summary),
+      }).or('name', 'summary'),
+      auth: 'agent',
+      rateClass: 'project',
+      command: updateProject.type,
+      partitionKey: (p) => projectPartition(p.slug),
+      successStatus: [200],
+      errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'forbidden', 'not_found', 'rate_limited'],
+    }),
+  },
+});

@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { RedisKeys } from '../redis.ts';
+
+/**
+ * A random fingerprint per read scope ("projects", "tokens:<agent>", ...).
+ * Commands replace the fingerprints of the scopes they touch after commit;
+ * a read's ETag hashes the fingerprints of the scopes it depends on, so a
+ * conditional read is answered from Redis without touching Postgres.
+ * Random values (not counters) keep an expired key from reviving an old ETag.
+ */
+const TTL_SECONDS = 7 * 86_400;
+
+export class EtagFingerprints {
+  private readonly redis: Redis;
+  private readonly keys: RedisKeys;
+
+  constructor(redis: Redis, keys: RedisKeys) {
+    this.redis = redis;
+    this.keys = keys;
+  }
+
+  async read(scopes: string[]): Promise<string[]> {
+    if (scopes.length === 0) return [];
+    const keys = scopes.map((s) => this.keys.etagScope(s));
+    const values = await this.redis.mget(...keys);
+    return Promise.all(
+      values.map(async (value, i) => {
+        if (value) return value;
+        const key = keys[i] as string;
+        await this.redis.set(key, randomBytes(9).toString('base64url'), 'EX', TTL_SECONDS, 'NX');
+        return (await this.redis.get(key)) ?? '';
+      }),
+    );
+  }
+
+  async bump(scopes: string[]): Promise<void> {
+    if (scopes.length === 0) return;
+    const pipeline = this.redis.pipeline();
+    for (const scope of new Set(scopes)) pipeline.set(this.keys.etagScope(scope), randomBytes(9).toString('base64url'), 'EX', TTL_SECONDS);
+    await pipeline.exec();
+  }
+}

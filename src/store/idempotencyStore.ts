@@ -1,0 +1,50 @@
+import type { Redis } from 'ioredis';
+import type { CommandResult } from '../pipeline/command.ts';
+
+/** Retry keys are kept 24 hours (spec Limits). */
+export const RETRY_KEY_TTL_SECONDS = 86_400;
+
+type Entry =
+  | { state: 'pending'; fingerprint: string; commandId: string }
+  | { state: 'done'; fingerprint: string; commandId: string; result: CommandResult };
+
+export type Claim =
+  | { kind: 'claimed' }
+  | { kind: 'replay'; result: CommandResult }
+  | { kind: 'reused' }
+  | { kind: 'in_progress'; commandId: string };
+
+/**
+ * The retry-key cache. The HTTP tier claims a key before enqueueing; the
+ * worker stores the result after commit, so a client whose first request
+ * timed out still gets the eventual result on retry.
+ */
+export class IdempotencyStore {
+  private readonly redis: Redis;
+
+  constructor(redis: Redis) {
+    this.redis = redis;
+  }
+
+  async claim(cacheKey: string, fingerprint: string, commandId: string): Promise<Claim> {
+    const entry: Entry = { state: 'pending', fingerprint, commandId };
+    const set = await this.redis.set(cacheKey, JSON.stringify(entry), 'EX', RETRY_KEY_TTL_SECONDS, 'NX');
+    if (set === 'OK') return { kind: 'claimed' };
+    const raw = await this.redis.get(cacheKey);
+    if (!raw) return this.claim(cacheKey, fingerprint, commandId);
+    const existing = JSON.parse(raw) as Entry;
+    if (existing.fingerprint !== fingerprint) return { kind: 'reused' };
+    if (existing.state === 'done') return { kind: 'replay', result: existing.result };
+    return { kind: 'in_progress', commandId: existing.commandId };
+  }
+
+  async complete(cacheKey: string, fingerprint: string, commandId: string, result: CommandResult): Promise<void> {
+    const entry: Entry = { state: 'done', fingerprint, commandId, result };
+    await this.redis.set(cacheKey, JSON.stringify(entry), 'EX', RETRY_KEY_TTL_SECONDS);
+  }
+
+  /** Frees a key whose request was refused before it became a command (rate limit, enqueue failure). */
+  async release(cacheKey: string): Promise<void> {
+    await this.redis.del(cacheKey);
+  }
+}

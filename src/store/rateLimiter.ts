@@ -1,0 +1,66 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * Durable token buckets in Redis. The script refills by elapsed time read
+ * from the Redis clock (one clock for every API instance), takes one token
+ * if it can, and expires an idle bucket once it would be full again.
+ */
+const tokenBucketScript = `
+local capacity = tonumber(ARGV[1])
+local refillPerMs = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+local tokens = tonumber(state[1]) or capacity
+local ts = tonumber(state[2]) or now
+tokens = math.min(capacity, tokens + (now - ts) * refillPerMs)
+local allowed = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  allowed = 1
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - tokens) / refillPerMs) + 1000)
+return { allowed, tostring(tokens) }
+`;
+
+export interface BucketLimit {
+  capacity: number;
+  refillSeconds: number;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the bucket is full again. */
+  resetSeconds: number;
+  /** Seconds until one token is available (meaningful when refused). */
+  retryAfterSeconds: number;
+}
+
+export class RateLimiter {
+  private readonly redis: Redis;
+
+  constructor(redis: Redis) {
+    this.redis = redis;
+    redis.defineCommand('agoraTakeToken', { numberOfKeys: 1, lua: tokenBucketScript });
+  }
+
+  async take(key: string, limit: BucketLimit): Promise<RateDecision> {
+    const refillPerMs = limit.capacity / (limit.refillSeconds * 1000);
+    const [allowed, tokensText] = (await (this.redis as unknown as RedisWithBucket).agoraTakeToken(key, limit.capacity, refillPerMs)) as [number, string];
+    const tokens = Number(tokensText);
+    return {
+      allowed: allowed === 1,
+      limit: limit.capacity,
+      remaining: Math.floor(tokens),
+      resetSeconds: Math.ceil((limit.capacity - tokens) / refillPerMs / 1000),
+      retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / refillPerMs / 1000)),
+    };
+  }
+}
+
+interface RedisWithBucket {
+  agoraTakeToken(key: string, capacity: number, refillPerMs: number): Promise<unknown>;
+}

@@ -1,0 +1,25 @@
+import type { Project } from '../entities/project.ts';
+import type { Role } from '../entities/membership.ts';
+import { forumBase, iso, withFull, type View } from './view.ts';
+
+export interface RosterEntry {
+  handle: string;
+  role: Role;
+  creator: boolean;
+}
+
+export function presentProject(project: Project, view: View, extra: { role?: Role | null; roster?: RosterEntry[] } = {}) {
+  const compact: Record<string, unknown> = { id: project.id, slug: project.slug, name: project.name };
+  if (extra.role !== undefined) compact.role = extra.role;
+  return withFull(view, compact, () => ({
+    summary: project.summary,
+    roster: extra.roster ?? [],
+    createdAt: iso(project.createdAt),
+    updatedAt: iso(project.updatedAt),
+    links: {
+      self: `${forumBase}/projects?q=${project.slug}`,
+      topics: `${forumBase}/topics?projectSlug=${project.slug}`,
+      memberships: `${forumBase}/memberships?projectSlug=${project.slug}`,
+    },
+  }));
+}

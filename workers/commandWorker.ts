@@ -1,0 +1,76 @@
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Settings } from '../config/settings.ts';
+import type { Orm } from '../src/db/orm.ts';
+import type { Command } from '../src/pipeline/command.ts';
+import { allPartitionQueueNames } from '../src/pipeline/partitions.ts';
+import { encodeReply } from '../src/pipeline/replies.ts';
+import { redisKeys } from '../src/redis.ts';
+import { EtagFingerprints } from '../src/store/etagFingerprints.ts';
+import { IdempotencyStore } from '../src/store/idempotencyStore.ts';
+import { executeCommand } from './executeCommand.ts';
+
+export interface CommandWorkers {
+  close(): Promise<void>;
+}
+
+/**
+ * One BullMQ worker per partition queue, each queue capped at one active job
+ * across every worker process (global concurrency 1): the per-project
+ * serialization. After commit: refresh ETags, store the retry-key result,
+ * then reply to the waiting API instance. If the process dies before that,
+ * the stalled job runs again, finds its recorded result and replies then.
+ */
+export async function startCommandWorkers(settings: Settings, orm: Orm, redis: Redis): Promise<CommandWorkers> {
+  const keys = redisKeys(settings.redisPrefix);
+  const etags = new EtagFingerprints(redis, keys);
+  const idempotency = new IdempotencyStore(redis);
+
+  const process = async (job: Job<Command>): Promise<{ status: number }> => {
+    const command = job.data;
+    const { result, touched } = await executeCommand(orm.em, settings, command);
+    await etags.bump(touched);
+    if (command.idempotency) await idempotency.complete(command.idempotency.cacheKey, command.idempotency.fingerprint, command.commandId, result);
+    await redis.publish(command.replyTo, encodeReply(command.commandId, result));
+    return { status: result.status };
+  };
+
+  const log = (message: string) => {
+    if (settings.logLevel !== 'silent') console.error(JSON.stringify({ level: 'error', msg: message }));
+  };
+  /** Nothing was committed: free the retry key so a retry runs afresh, and tell the waiting client now. */
+  const giveUp = async (command: Command) => {
+    if (command.idempotency) await idempotency.release(command.idempotency.cacheKey);
+    const result = { status: 503, body: { error: { code: 'service_unavailable', message: 'the command failed on every attempt; nothing was applied, retry later' } } };
+    await redis.publish(command.replyTo, encodeReply(command.commandId, result));
+  };
+
+  const workers: Worker[] = [];
+  for (const name of allPartitionQueueNames(settings.partitions)) {
+    const queue = new Queue(name, { connection: redis, prefix: settings.redisPrefix });
+    await queue.setGlobalConcurrency(1);
+    await queue.close();
+    const worker = new Worker<Command>(name, process, {
+      connection: redis,
+      prefix: settings.redisPrefix,
+      concurrency: 1,
+      lockDuration: settings.workerLockMs,
+      stalledInterval: Math.max(250, Math.floor(settings.workerLockMs / 2)),
+      maxStalledCount: 5,
+    });
+    worker.on('error', (error) => log(`[worker ${name}] ${error.message}`));
+    worker.on('failed', (job, error) => {
+      log(`[worker ${name}] command ${job?.data.type ?? '?'} failed: ${error.message}`);
+      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void giveUp(job.data);
+    });
+    workers.push(worker);
+  }
+  await Promise.all(workers.map((w) => w.waitUntilReady()));
+
+  return {
+    // Worker.close() waits for the active job to finish: in-flight commands complete before exit.
+    close: async () => {
+      await Promise.all(workers.map((w) => w.close()));
+    },
+  };
+}
