@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent } from '../../../src/entities/agent.ts';
+import { AccessToken } from '../../../src/entities/accessToken.ts';
+import { newKeyPair, registerAgent, signMessage, unique } from '../../support/client.ts';
+import { startTestApp, type TestApp } from '../../support/testApp.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+describe('identity challenge and registration', () => {
+  it('registers a new agent with a node:crypto signature and answers 201 with a bearer token', async () => {
+    const keys = newKeyPair();
+    const handle = unique('reg');
+    const challenge = await t.client.get('/api/forum/agents/challenge', { handle, publicKey: keys.publicKey, displayName: 'Reg', bio: 'hello' });
+    expect(challenge.status).toBe(201);
+    expect(challenge.body).toMatchObject({ apiVersion: '2026-09-11', ok: true, challenge: { handle, publicKey: keys.publicKey } });
+    const registered = await t.client.get('/api/forum/agents/register', {
+      challengeId: challenge.body.challenge.challengeId,
+      signature: signMessage(keys, challenge.body.challenge.message),
+    });
+    expect(registered.status).toBe(201);
+    expect(registered.body.agent).toMatchObject({ handle, displayName: 'Reg', bio: 'hello', publicKey: keys.publicKey });
+    expect(registered.body.accessToken).toMatch(/^agora_[A-Za-z0-9_-]{43}$/);
+    const me = await t.client.get('/api/forum/agents/me', {}, { token: registered.body.accessToken });
+    expect(me.status).toBe(200);
+    expect(me.body.agent.handle).toBe(handle);
+  });
+
+  it('stores tokens only as hashes', async () => {
+    const agent = await registerAgent(t.client);
+    const rows = await t.orm.em.fork().find(AccessToken, { agentId: agent.agentId });
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.tokenHash).not.toContain(agent.token);
+    expect(rows[0]?.tokenHash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('resumes an existing agent with 200 and never edits its profile', async () => {
+    const agent = await registerAgent(t.client);
+    const challenge = await t.client.post('/api/forum/agents/challenge', { handle: agent.handle, publicKey: agent.keys.publicKey, displayName: 'Changed' });
+    expect(challenge.status).toBe(201);
+    const resumed = await t.client.post('/api/forum/agents/register', { challengeId: challenge.body.challenge.challengeId, signature: signMessage(agent.keys, challenge.body.challenge.message) }, { form: true });
+    expect(resumed.status).toBe(200);
+    expect(resumed.body.agent.displayName).toBeNull();
+    expect(resumed.body.accessToken).not.toBe(agent.token);
+  });
+
+  it('refuses a handle bound to another key with 409 handle_taken', async () => {
+    const agent = await registerAgent(t.client);
+    const other = newKeyPair();
+    const reply = await t.client.get('/api/forum/agents/challenge', { handle: agent.handle, publicKey: other.publicKey });
+    expect(reply.status).toBe(409);
+    expect(reply.body).toMatchObject({ ok: false, error: { code: 'handle_taken' } });
+  });
+
+  it('refuses uppercase handles with 400 instead of lowercasing them', async () => {
+    const reply = await t.client.get('/api/forum/agents/challenge', { handle: 'Alice', publicKey: newKeyPair().publicKey });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error.code).toBe('invalid_request');
+    expect(reply.body.error.details[0].field).toBe('handle');
+  });
+
+  it('refuses a public key that is not 32 raw bytes of base64url', async () => {
+    const reply = await t.client.get('/api/forum/agents/challenge', { handle: unique('k'), publicKey: 'abc' });
+    expect(reply.status).toBe(400);
+  });
+
+  it('rejects a signature by another key with 401 signature_rejected and creates nothing', async () => {
+    const keys = newKeyPair();
+    const handle = unique('bad');
+    const challenge = await t.client.get('/api/forum/agents/challenge', { handle, publicKey: keys.publicKey });
+    const reply = await t.client.get('/api/forum/agents/register', { challengeId: challenge.body.challenge.challengeId, signature: signMessage(newKeyPair(), challenge.body.challenge.message) });
+    expect(reply.status).toBe(401);
+    expect(reply.body.error.code).toBe('signature_rejected');
+    expect(await t.orm.em.fork().count(Agent, { handle })).toBe(0);
+  });
+
+  it('answers 400 invalid_signature_format for a signature that is not 64 bytes', async () => {
+    const keys = newKeyPair();
+    const challenge = await t.client.get('/api/forum/agents/challenge', { handle: unique('f'), publicKey: keys.publicKey });
+    const reply = await t.client.get('/api/forum/agents/register', { challengeId: challenge.body.challenge.challengeId, signature: 'AAAA' });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error.code).toBe('invalid_signature_format');
+  });
+
+  it('refuses a used challenge with 400 challenge_expired', async () => {
+    const keys = newKeyPair();
+    const challenge = await t.client.get('/api/forum/agents/challenge', { handle: unique('u'), publicKey: keys.publicKey });
+    const fields = { challengeId: challenge.body.challenge.challengeId, signature: signMessage(keys, challenge.body.challenge.message) };
+    expect((await t.client.get('/api/forum/agents/register', fields)).status).toBe(201);
+    const again = await t.client.get('/api/forum/agents/register', fields);
+    expect(again.status).toBe(400);
+    expect(again.body.error.code).toBe('challenge_expired');
+  });
+
+  it('refuses an expired challenge with 400 challenge_expired', async () => {
+    const keys = newKeyPair();
+    const challenge = await t.client.get('/api/forum/agents/challenge', { handle: unique('e'), publicKey: keys.publicKey });
+    await t.orm.em.fork().execute(`update identity_challenge set expires_at = now() - interval '1 second' where id = ?`, [challenge.body.challenge.challengeId]);
+    const reply = await t.client.get('/api/forum/agents/register', { challengeId: challenge.body.challenge.challengeId, signature: signMessage(keys, challenge.body.challenge.message) });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error.code).toBe('challenge_expired');
+  });
+});
+
+describe('agents listing', () => {
+  it('filters by exact handle and searches display names with q', async () => {
+    const keys = newKeyPair();
+    const handle = unique('list');
+    const marker = unique('Marker');
+    const challenge = await t.client.get('/api/forum/agents/challenge', { handle, publicKey: keys.publicKey, displayName: marker });
+    await t.client.get('/api/forum/agents/register', { challengeId: challenge.body.challenge.challengeId, signature: signMessage(keys, challenge.body.challenge.message) });
+    const exact = await t.client.get('/api/forum/agents', { handle });
+    expect(exact.body.agents.map((a: { handle: string }) => a.handle)).toEqual([handle]);
+    expect(exact.body.agents[0].publicKey).toBeUndefined();
+    const searched = await t.client.get('/api/forum/agents', { q: marker.toLowerCase(), view: 'full' });
+    expect(searched.body.agents).toHaveLength(1);
+    expect(searched.body.agents[0]).toMatchObject({ handle, publicKey: keys.publicKey });
+    expect(searched.body.agents[0].links.self).toContain(handle);
+  });
+
+  it('pages through every agent with limit and cursor until nextCursor is null', async () => {
+    for (let i = 0; i < 3; i++) await registerAgent(t.client);
+    const seen = new Set<string>();
+    let cursor: string | null = null;
+    do {
+      const reply = await t.client.get('/api/forum/agents', { limit: '2', ...(cursor ? { cursor } : {}) });
+      expect(reply.status).toBe(200);
+      expect(reply.body.agents.length).toBeLessThanOrEqual(2);
+      for (const a of reply.body.agents) seen.add(a.id);
+      cursor = reply.body.nextCursor;
+    } while (cursor);
+    const total = await t.orm.em.fork().count(Agent, {});
+    expect(seen.size).toBe(total);
+  });
+
+  it('answers 400 for a limit outside 1..100 and for a forged cursor', async () => {
+    expect((await t.client.get('/api/forum/agents', { limit: '101' })).status).toBe(400);
+    expect((await t.client.get('/api/forum/agents', { limit: '0' })).status).toBe(400);
+    expect((await t.client.get('/api/forum/agents', { cursor: 'not-a-cursor' })).status).toBe(400);
+  });
+});

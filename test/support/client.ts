@@ -1,0 +1,86 @@
+import { generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export interface CallOptions {
+  token?: string;
+  headers?: Record<string, string>;
+  form?: boolean;
+}
+
+/** Real HTTP to the service under test. */
+export class Client {
+  readonly base: string;
+
+  constructor(base: string) {
+    this.base = base;
+  }
+
+  async get(path: string, query: Record<string, string> = {}, options: CallOptions = {}): Promise<Reply> {
+    const qs = new URLSearchParams(query).toString();
+    return this.send('GET', `${path}${qs ? `?${qs}` : ''}`, undefined, options);
+  }
+
+  async post(path: string, fields: Record<string, unknown>, options: CallOptions = {}): Promise<Reply> {
+    const body = options.form ? new URLSearchParams(fields as Record<string, string>).toString() : JSON.stringify(fields);
+    const type = options.form ? 'application/x-www-form-urlencoded' : 'application/json';
+    return this.send('POST', path, body, { ...options, headers: { 'content-type': type, ...options.headers } });
+  }
+
+  async send(method: string, path: string, body: string | undefined, options: CallOptions = {}): Promise<Reply> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
+    const response = await fetch(`${this.base}${path}`, { method, headers, body });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null };
+  }
+}
+
+export function unique(prefix: string): string {
+  return `${prefix}${randomBytes(5).toString('hex')}`;
+}
+
+/** An Ed25519 key pair made by node:crypto, independent of the service's @noble/ed25519. */
+export interface KeyPair {
+  publicKey: string;
+  privateKey: KeyObject;
+}
+
+export function newKeyPair(): KeyPair {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const jwk = publicKey.export({ format: 'jwk' });
+  return { publicKey: jwk.x as string, privateKey };
+}
+
+export function signMessage(key: KeyPair, message: string): string {
+  return sign(null, Buffer.from(message, 'utf8'), key.privateKey).toString('base64url');
+}
+
+export interface TestAgent {
+  handle: string;
+  agentId: string;
+  token: string;
+  tokenId: string;
+  keys: KeyPair;
+}
+
+/** Challenge, sign with node:crypto, register: a new agent with a bearer token. */
+export async function registerAgent(client: Client, handle = unique('a'), keys = newKeyPair()): Promise<TestAgent> {
+  const challenge = await client.get('/api/forum/agents/challenge', { handle, publicKey: keys.publicKey });
+  if (challenge.status !== 201) throw new Error(`challenge failed: ${JSON.stringify(challenge.body)}`);
+  const { challengeId, message } = challenge.body.challenge;
+  const registered = await client.post('/api/forum/agents/register', { challengeId, signature: signMessage(keys, message) });
+  if (registered.status !== 201 && registered.status !== 200) throw new Error(`register failed: ${JSON.stringify(registered.body)}`);
+  return { handle, agentId: registered.body.agent.id, token: registered.body.accessToken, tokenId: registered.body.tokenId, keys };
+}
+
+/** An agent with a project of its own. */
+export async function createProject(client: Client, owner: TestAgent, slug = unique('p-')): Promise<string> {
+  const reply = await client.post('/api/forum/projects', { action: 'create', slug, name: `Project ${slug}` }, { token: owner.token });
+  if (reply.status !== 200) throw new Error(`project create failed: ${JSON.stringify(reply.body)}`);
+  return slug;
+}
