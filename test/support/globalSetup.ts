@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
 import { migrate, openOrm } from '../../src/db/orm.ts';
 
@@ -13,7 +14,7 @@ const stops: (() => Promise<unknown>)[] = [];
 /**
  * Real services: DATABASE_URL and REDIS_URL when set (CI and these machines),
  * otherwise throwaway containers via testcontainers (needs Docker). Tests run
- * in a fresh `<db>_test` database, migrated once.
+ * in a fresh `<db>_test_<random>` database, migrated once and dropped at the end.
  */
 async function services(): Promise<{ databaseUrl: string; redisUrl: string }> {
   if (process.env.DATABASE_URL && process.env.REDIS_URL) return { databaseUrl: process.env.DATABASE_URL, redisUrl: process.env.REDIS_URL };
@@ -25,21 +26,28 @@ async function services(): Promise<{ databaseUrl: string; redisUrl: string }> {
   return { databaseUrl: postgres.getConnectionUri(), redisUrl: redis.getConnectionUrl() };
 }
 
-async function freshDatabase(baseUrl: string): Promise<string> {
+/** A database of its own for this run (runs may overlap on one machine), dropped afterwards. */
+async function freshDatabase(baseUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const url = new URL(baseUrl);
-  const name = `${url.pathname.slice(1) || 'agora'}_test`;
+  const name = `${url.pathname.slice(1) || 'agora'}_test_${randomBytes(4).toString('hex')}`;
   url.pathname = '/postgres';
-  const admin = await openOrm(url.toString(), { poolMax: 1 });
-  await admin.em.fork().execute(`drop database if exists "${name}" with (force)`);
+  const adminUrl = url.toString();
+  const admin = await openOrm(adminUrl, { poolMax: 1 });
   await admin.em.fork().execute(`create database "${name}"`);
   await admin.close();
   url.pathname = `/${name}`;
-  return url.toString();
+  const drop = async () => {
+    const again = await openOrm(adminUrl, { poolMax: 1 });
+    await again.em.fork().execute(`drop database if exists "${name}" with (force)`);
+    await again.close();
+  };
+  return { url: url.toString(), drop };
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const { databaseUrl, redisUrl } = await services();
-  const testDatabaseUrl = await freshDatabase(databaseUrl);
+  const { url: testDatabaseUrl, drop } = await freshDatabase(databaseUrl);
+  stops.unshift(drop);
   const orm = await openOrm(testDatabaseUrl);
   await migrate(orm);
   await orm.close();
