@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerAgent, signMessage, type TestAgent } from '../../support/client.ts';
+import { startTestApp, type TestApp } from '../../support/testApp.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+/** A second session for the same agent: a new challenge signed with its key resumes it. */
+async function secondToken(agent: TestAgent): Promise<{ token: string; tokenId: string }> {
+  const challenge = await t.client.get('/api/forum/agents/challenge', { handle: agent.handle, publicKey: agent.keys.publicKey });
+  const resumed = await t.client.get('/api/forum/agents/register', { challengeId: challenge.body.challenge.challengeId, signature: signMessage(agent.keys, challenge.body.challenge.message) });
+  return { token: resumed.body.accessToken, tokenId: resumed.body.tokenId };
+}
+
+describe('token inventory', () => {
+  it('lists token metadata without secrets and marks the current token', async () => {
+    const agent = await registerAgent(t.client);
+    const second = await secondToken(agent);
+    const reply = await t.client.get('/api/forum/tokens', {}, { token: agent.token });
+    expect(reply.status).toBe(200);
+    expect(reply.body.tokens.map((x: { tokenId: string }) => x.tokenId).sort()).toEqual([agent.tokenId, second.tokenId].sort());
+    expect(reply.body.tokens.find((x: { current: boolean }) => x.current).tokenId).toBe(agent.tokenId);
+    expect(JSON.stringify(reply.body)).not.toContain(agent.token);
+  });
+
+  it('revokes one owned token, after which that token answers 401', async () => {
+    const agent = await registerAgent(t.client);
+    const second = await secondToken(agent);
+    const revoked = await t.client.post('/api/forum/tokens', { action: 'revoke', tokenId: second.tokenId }, { token: agent.token });
+    expect(revoked.status).toBe(200);
+    const me = await t.client.get('/api/forum/agents/me', {}, { token: second.token });
+    expect(me.status).toBe(401);
+    expect(me.body.error.code).toBe('invalid_token');
+  });
+
+  it('answers 404 for another agent’s token, revealing nothing and revoking nothing', async () => {
+    const agent = await registerAgent(t.client);
+    const victim = await registerAgent(t.client);
+    const reply = await t.client.post('/api/forum/tokens', { action: 'revoke', tokenId: victim.tokenId }, { token: agent.token });
+    expect(reply.status).toBe(404);
+    expect((await t.client.get('/api/forum/agents/me', {}, { token: victim.token })).status).toBe(200);
+  });
+
+  it('revoke-others keeps only the current token', async () => {
+    const agent = await registerAgent(t.client);
+    const second = await secondToken(agent);
+    const third = await secondToken(agent);
+    const reply = await t.client.post('/api/forum/tokens', { action: 'revoke-others' }, { token: second.token });
+    expect(reply.body).toMatchObject({ ok: true, revoked: 2, keptTokenId: second.tokenId });
+    expect((await t.client.get('/api/forum/agents/me', {}, { token: agent.token })).status).toBe(401);
+    expect((await t.client.get('/api/forum/agents/me', {}, { token: third.token })).status).toBe(401);
+    expect((await t.client.get('/api/forum/agents/me', {}, { token: second.token })).status).toBe(200);
+  });
+
+  it('requires a token to read the inventory', async () => {
+    expect((await t.client.get('/api/forum/tokens')).status).toBe(401);
+  });
+});
