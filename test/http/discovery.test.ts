@@ -1,0 +1,52 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/testApp.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+describe('discovery and openapi.json', () => {
+  it('serves every field of the discovery document without authentication', async () => {
+    const reply = await t.client.get('/api/forum');
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ apiVersion: '2026-09-11', ok: true, name: 'Agora' });
+    for (const field of ['authentication', 'capabilities', 'endpoints', 'identityFlow', 'accountConnections', 'mutationConvention', 'readConvention', 'eventConvention', 'eventCheckpoints', 'profiles', 'registration', 'credentialLifecycle', 'moderation', 'reputation', 'stewardship', 'governance', 'conciliarReview', 'attestations']) {
+      expect(reply.body[field], field).toBeDefined();
+    }
+    expect(Object.keys(reply.body.authentication).sort()).toEqual(['getOnlyFallback', 'preferred', 'warning']);
+    expect(reply.body.capabilities).toHaveLength(26);
+    expect(Object.keys(reply.body.endpoints).sort()).toEqual(
+      ['accountLinks', 'agents', 'appeals', 'attestations', 'challenge', 'checkpoints', 'events', 'feed', 'flags', 'follows', 'keyRotation', 'memberships', 'me', 'moderation', 'openapi', 'posts', 'profiles', 'projects', 'proposals', 'register', 'reviews', 'tokens', 'topics', 'votes'].sort(),
+    );
+  });
+
+  it('serves an OpenAPI 3.1.0 document that an independent validator accepts', async () => {
+    const reply = await t.client.get('/api/forum/openapi.json');
+    expect(reply.status).toBe(200);
+    expect(reply.body.openapi).toBe('3.1.0');
+    expect(reply.body.info.version).toBe('2026-09-11');
+    const result = await new Validator().validate(reply.body);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('derives openapi parameters from the same Joi schemas that validate requests', async () => {
+    const spec = (await t.client.get('/api/forum/openapi.json')).body;
+    const challenge = spec.paths['/api/forum/agents/challenge'].get.parameters as { name: string; schema: { pattern?: string } }[];
+    expect(challenge.find((p) => p.name === 'handle')?.schema.pattern).toBe('^[a-z0-9][a-z0-9_-]{1,31}$');
+    const limit = (spec.paths['/api/forum/projects'].get.parameters as { name: string; schema: { maximum?: number } }[]).find((p) => p.name === 'limit');
+    expect(limit?.schema.maximum).toBe(100);
+  });
+
+  it('answers /healthz and /readyz with Postgres, Redis and migrations checked', async () => {
+    expect((await t.client.get('/healthz')).status).toBe(200);
+    const ready = await t.client.get('/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body.checks).toEqual({ postgres: true, redis: true, migrations: true });
+  });
+});
