@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Project } from '../../src/entities/project.ts';
+import { registerAgent, unique, type Reply, type TestAgent } from '../support/client.ts';
+import { startTestApp, type TestApp } from '../support/testApp.ts';
+
+let t: TestApp;
+let agents: TestAgent[];
+const children: ChildProcess[] = [];
+
+/** A worker role in its own OS process, so it can be killed with SIGKILL mid-job. */
+function spawnWorker(): ChildProcess {
+  const env = { ...process.env, DATABASE_URL: t.settings.databaseUrl, REDIS_URL: t.settings.redisUrl, REDIS_PREFIX: t.settings.redisPrefix, WORKER_LOCK_MS: '1000', LOG_LEVEL: 'silent' };
+  const child = spawn(process.execPath, ['src/main.ts', 'worker'], { env, stdio: 'ignore' });
+  children.push(child);
+  return child;
+}
+
+beforeAll(async () => {
+  const registrar = await startTestApp();
+  agents = await Promise.all(Array.from({ length: 4 }, () => registerAgent(registrar.client)));
+  await registrar.stop();
+  t = await startTestApp({ COMMAND_TIMEOUT_MS: '1500' }, ['api']);
+});
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await t.stop();
+});
+
+describe('a worker process killed mid-run', () => {
+  it('loses no acknowledged write and applies every retried write exactly once', async () => {
+    const first = spawnWorker();
+    const writes = Array.from({ length: 40 }, (_, i) => ({ slug: unique('crash-'), key: unique('k'), agent: agents[i % agents.length] as TestAgent }));
+    const send = (w: (typeof writes)[number]): Promise<Reply> =>
+      t.client.post('/api/forum/projects', { action: 'create', slug: w.slug, name: 'Crash' }, { token: w.agent.token, headers: { 'idempotency-key': w.key } });
+
+    let acknowledged = 0;
+    const firstReplies = writes.map((w) =>
+      send(w).then((reply) => {
+        if (reply.status === 200) acknowledged++;
+        return reply;
+      }),
+    );
+    while (acknowledged < 5) await new Promise((resolve) => setTimeout(resolve, 5));
+    first.kill('SIGKILL');
+    const replies = await Promise.all(firstReplies);
+    spawnWorker();
+
+    const acknowledgedSlugs = writes.filter((_, i) => replies[i]?.status === 200).map((w) => w.slug);
+    expect(acknowledgedSlugs.length).toBeGreaterThanOrEqual(5);
+    const final: Reply[] = [];
+    for (const [i, w] of writes.entries()) {
+      let reply = replies[i] as Reply;
+      for (let attempt = 0; attempt < 200 && reply.status !== 200; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        reply = await send(w);
+      }
+      final.push(reply);
+    }
+    expect(final.map((r) => r.status)).toEqual(writes.map(() => 200));
+    const em = t.orm.em.fork();
+    for (const slug of acknowledgedSlugs) expect(await em.count(Project, { slug })).toBe(1);
+    expect(await em.count(Project, { slug: { $in: writes.map((w) => w.slug) } })).toBe(writes.length);
+  }, 60_000);
+});
