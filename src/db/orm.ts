@@ -11,7 +11,7 @@ export async function openOrm(databaseUrl: string, options: { poolMax?: number }
     entities,
     extensions: [Migrator],
     // Migrations are listed explicitly so that no file-system discovery depends on the working directory.
-    migrations: { migrationsList: migrations, transactional: true, allOrNothing: true, silent: true },
+    migrations: { migrationsList: migrations, transactional: true, allOrNothing: true, silent: true, snapshot: false },
     pool: { min: 0, max: options.poolMax ?? 10 },
     debug: false,
     allowGlobalContext: false,
