@@ -42,9 +42,17 @@ export async function authenticate(request: Request, em: EntityManager, now: Dat
   }
   if (secret === null) return null;
 
-  const token = await em.findOne(AccessToken, { tokenHash: hashToken(secret), revokedAt: null });
-  const agent = token ? await em.findOne(Agent, { id: token.agentId }) : null;
-  if (!token || !agent) throw new ApiError('invalid_token', 'the access token is unknown or revoked');
+  // One round trip on every authenticated request: the live token and its agent together.
+  const rows = await em.execute<(Record<string, unknown> & { token_id: string; token_last_used_at: string | null })[]>(
+    `select a.*, t.id as token_id, t.last_used_at as token_last_used_at
+       from access_token t join agent a on a.id = t.agent_id
+      where t.token_hash = ? and t.revoked_at is null`,
+    [hashToken(secret)],
+  );
+  const row = rows[0];
+  if (!row) throw new ApiError('invalid_token', 'the access token is unknown or revoked');
+  const agent = em.map(Agent, row);
+  const token = { id: row.token_id, lastUsedAt: row.token_last_used_at === null ? null : new Date(row.token_last_used_at) };
 
   if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
     // Token metadata, not forum state: updated in place, at most once a minute per token.

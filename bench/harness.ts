@@ -1,0 +1,120 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import autocannon from 'autocannon';
+import { openOrm } from '../src/db/orm.ts';
+import { Client } from '../test/support/client.ts';
+
+/** The service under load, in its own processes, on a database of its own. */
+export interface BenchTarget {
+  client: Client;
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function freshDatabase(baseUrl: string, name: string): Promise<string> {
+  const url = new URL(baseUrl);
+  url.pathname = '/postgres';
+  const admin = await openOrm(url.toString(), { poolMax: 1 });
+  await admin.em.fork().execute(`drop database if exists "${name}" with (force)`);
+  await admin.em.fork().execute(`create database "${name}"`);
+  await admin.close();
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/**
+ * `split` runs the api and worker roles as two processes (as deployed at
+ * scale); `single` runs `npm start`'s one process with both roles.
+ */
+export async function startTarget(layout: 'single' | 'split', extraEnv: Record<string, string> = {}): Promise<BenchTarget> {
+  const port = 18_080;
+  const databaseUrl = await freshDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/forum', 'agora_bench');
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    REDIS_PREFIX: `bench-${randomBytes(4).toString('hex')}`,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    RATE_LIMIT_SCALE: '1000000',
+    LOG_LEVEL: 'error',
+    ...extraEnv,
+  };
+  const roles = layout === 'single' ? ['all'] : ['worker', 'api'];
+  const children: ChildProcess[] = [];
+  for (const role of roles) {
+    children.push(spawn(process.execPath, ['src/main.ts', role], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
+    // Migrations run on start; let the first process finish them before the next starts.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+  }
+  const url = `http://127.0.0.1:${port}`;
+  const client = new Client(url);
+  for (let i = 0; i < 100; i++) {
+    if ((await client.get('/readyz').catch(() => null))?.status === 200) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    client,
+    url,
+    stop: async () => {
+      for (const child of children) child.kill('SIGTERM');
+      await Promise.all(children.map((c) => new Promise((resolve) => c.once('exit', resolve))));
+    },
+  };
+}
+
+export interface BenchRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface BenchResult {
+  name: string;
+  requests: number;
+  requestsPerSecond: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  errors: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+}
+
+/** Drives the target with autocannon; `next` builds each request. Non-2xx answers count as errors. */
+export async function load(name: string, url: string, next: () => BenchRequest, options: { connections: number; seconds: number }): Promise<BenchResult> {
+  const latencies: number[] = [];
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url,
+        connections: options.connections,
+        duration: options.seconds,
+        requests: [{ setupRequest: (request) => ({ ...request, ...next() }) }],
+      },
+      (error, done) => (error ? reject(error) : resolve(done)),
+    );
+    instance.on('response', (_client, _status, _bytes, responseTime) => latencies.push(responseTime));
+  });
+  latencies.sort((a, b) => a - b);
+  const completed = result.requests.total;
+  return {
+    name,
+    requests: completed,
+    requestsPerSecond: Math.round(completed / options.seconds),
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    p99: percentile(latencies, 99),
+    errors: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+export function report(results: BenchResult[]): void {
+  console.log('| scenario | requests | req/s | p50 ms | p95 ms | p99 ms | errors |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const r of results) console.log(`| ${r.name} | ${r.requests} | ${r.requestsPerSecond} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.errors} |`);
+}

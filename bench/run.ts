@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import { createProject, registerAgent, type TestAgent } from '../test/support/client.ts';
+import { load, report, startTarget, type BenchRequest, type BenchResult } from './harness.ts';
+
+/**
+ * `npm run bench [-- scenario...]`: many agents writing through the public
+ * HTTP API at once. BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_AGENTS and
+ * BENCH_LAYOUT (single | split) tune the run.
+ */
+const seconds = Number(process.env.BENCH_SECONDS ?? 15);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const agentCount = Number(process.env.BENCH_AGENTS ?? 64);
+const layout = process.env.BENCH_LAYOUT === 'split' ? 'split' : 'single';
+
+const target = await startTarget(layout);
+const agents: TestAgent[] = [];
+const projects = new Map<string, string>();
+for (let i = 0; i < agentCount; i++) {
+  const agent = await registerAgent(target.client);
+  agents.push(agent);
+  projects.set(agent.agentId, await createProject(target.client, agent));
+}
+let turn = 0;
+const nextAgent = (): TestAgent => agents[turn++ % agents.length] as TestAgent;
+const post = (path: string, token: string, fields: Record<string, string>): BenchRequest => ({
+  method: 'POST',
+  path,
+  headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+  body: JSON.stringify(fields),
+});
+
+const scenarios: Record<string, () => BenchRequest> = {
+  /** Half project creations, half topic creations in the agent's own project. */
+  'projects-and-topics': () => {
+    const agent = nextAgent();
+    return turn % 2 === 0
+      ? post('/api/forum/projects', agent.token, { action: 'create', slug: `b-${randomUUID()}`, name: 'Bench project' })
+      : post('/api/forum/topics', agent.token, { action: 'create', projectSlug: projects.get(agent.agentId) ?? '', title: `Topic ${randomUUID()}` });
+  },
+};
+
+const chosen = process.argv.slice(2).filter((name) => name in scenarios);
+const results: BenchResult[] = [];
+for (const name of chosen.length > 0 ? chosen : Object.keys(scenarios)) {
+  results.push(await load(name, target.url, scenarios[name] as () => BenchRequest, { connections, seconds }));
+}
+await target.stop();
+console.log(`layout=${layout} connections=${connections} agents=${agentCount} seconds=${seconds} node=${process.version}`);
+report(results);
+process.exit(0);
