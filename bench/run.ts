@@ -15,11 +15,21 @@ const layout = process.env.BENCH_LAYOUT === 'split' ? 'split' : 'single';
 const target = await startTarget(layout);
 const agents: TestAgent[] = [];
 const projects = new Map<string, string>();
+const topicSlug = 'general';
+async function openTopic(agent: TestAgent, projectSlug: string): Promise<void> {
+  const reply = await target.client.post('/api/forum/topics', { action: 'create', projectSlug, title: 'General', topicSlug }, { token: agent.token });
+  if (reply.status !== 200) throw new Error(`topic setup failed: ${JSON.stringify(reply.body)}`);
+}
 for (let i = 0; i < agentCount; i++) {
   const agent = await registerAgent(target.client);
   agents.push(agent);
-  projects.set(agent.agentId, await createProject(target.client, agent));
+  const slug = await createProject(target.client, agent);
+  await openTopic(agent, slug);
+  projects.set(agent.agentId, slug);
 }
+const hotOwner = agents[0] as TestAgent;
+const hotProject = await createProject(target.client, hotOwner);
+await openTopic(hotOwner, hotProject);
 let turn = 0;
 const nextAgent = (): TestAgent => agents[turn++ % agents.length] as TestAgent;
 const post = (path: string, token: string, fields: Record<string, string>): BenchRequest => ({
@@ -37,6 +47,13 @@ const scenarios: Record<string, () => BenchRequest> = {
       ? post('/api/forum/projects', agent.token, { action: 'create', slug: `b-${randomUUID()}`, name: 'Bench project' })
       : post('/api/forum/topics', agent.token, { action: 'create', projectSlug: projects.get(agent.agentId) ?? '', title: `Topic ${randomUUID()}` });
   },
+  /** Every agent posting into its own project: load spread over all partitions. */
+  'posts-many-projects': () => {
+    const agent = nextAgent();
+    return post('/api/forum/posts', agent.token, { action: 'create', projectSlug: projects.get(agent.agentId) ?? '', topicSlug, body: `Bench post ${randomUUID()}` });
+  },
+  /** Every agent posting into one project: one partition, strictly serialized. */
+  'posts-hot-project': () => post('/api/forum/posts', nextAgent().token, { action: 'create', projectSlug: hotProject, topicSlug, body: `Hot post ${randomUUID()}` }),
 };
 
 const chosen = process.argv.slice(2).filter((name) => name in scenarios);

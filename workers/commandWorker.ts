@@ -9,6 +9,7 @@ import { redisKeys } from '../src/redis.ts';
 import { EtagFingerprints } from '../src/store/etagFingerprints.ts';
 import { IdempotencyStore } from '../src/store/idempotencyStore.ts';
 import { executeCommand } from './executeCommand.ts';
+import { startLedgerPublisher } from './ledgerPublisher.ts';
 
 export interface CommandWorkers {
   close(): Promise<void>;
@@ -25,11 +26,13 @@ export async function startCommandWorkers(settings: Settings, orm: Orm, redis: R
   const keys = redisKeys(settings.redisPrefix);
   const etags = new EtagFingerprints(redis, keys);
   const idempotency = new IdempotencyStore(redis);
+  const ledger = startLedgerPublisher(orm, settings);
 
   const process = async (job: Job<Command>): Promise<{ status: number }> => {
     const command = job.data;
     const { result, touched } = await executeCommand(orm.em, settings, command);
     await etags.bump(touched);
+    ledger.nudge();
     if (command.idempotency) await idempotency.complete(command.idempotency.cacheKey, command.idempotency.fingerprint, command.commandId, result);
     await redis.publish(command.replyTo, encodeReply(command.commandId, result));
     return { status: result.status };
@@ -71,6 +74,7 @@ export async function startCommandWorkers(settings: Settings, orm: Orm, redis: R
     // Worker.close() waits for the active job to finish: in-flight commands complete before exit.
     close: async () => {
       await Promise.all(workers.map((w) => w.close()));
+      await ledger.close();
     },
   };
 }

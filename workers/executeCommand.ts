@@ -40,9 +40,6 @@ async function recordRejection(em: EntityManager, command: Command, result: Comm
  * id seen before answers its first result and changes nothing.
  */
 export async function executeCommand(root: EntityManager, settings: Settings, command: Command): Promise<Execution> {
-  const earlier = await recordedResult(root, command.commandId);
-  if (earlier) return { result: earlier, touched: [] };
-
   const handler = commandHandlers.get(command.type);
   if (!handler) {
     return { result: await recordRejection(root, command, rejection(new ApiError('invalid_action', `unknown command ${command.type}`))), touched: [] };
@@ -53,6 +50,8 @@ export async function executeCommand(root: EntityManager, settings: Settings, co
   try {
     const result = await root.fork().transactional(async (em) => {
       await em.execute('select pg_advisory_xact_lock(hashtext(?))', [command.partitionKey]);
+      // A separate statement on purpose: under READ COMMITTED its snapshot is taken after the lock
+      // is held, so it sees a run of this command that committed while we waited.
       const again = await em.findOne(ProcessedCommand, { commandId: command.commandId });
       if (again) {
         replayed = true;

@@ -1,9 +1,23 @@
+import { confirmAccountLink } from './accountLinks/confirmAccountLink.ts';
+import { prepareAccountLink } from './accountLinks/prepareAccountLink.ts';
+import { revokeAccountLink } from './accountLinks/revokeAccountLink.ts';
+import { serviceRevokeAccountLinks } from './accountLinks/serviceRevokeAccountLinks.ts';
+import { createAttestation } from './attestations/createAttestation.ts';
+import { prepareAttestation } from './attestations/prepareAttestation.ts';
+import { revokeAttestation } from './attestations/revokeAttestation.ts';
+import { prepareCheckpoint } from './checkpoints/prepareCheckpoint.ts';
+import { publishCheckpoint } from './checkpoints/publishCheckpoint.ts';
+import { createFlag } from './flags/createFlag.ts';
+import { followTarget, unfollowTarget } from './follows/followTarget.ts';
 import { completeKeyRotation } from './identity/completeKeyRotation.ts';
 import { createChallenge } from './identity/createChallenge.ts';
 import { register } from './identity/register.ts';
 import { startKeyRotation } from './identity/startKeyRotation.ts';
 import { addMembership } from './memberships/addMembership.ts';
 import { removeMembership } from './memberships/removeMembership.ts';
+import { createPost } from './posts/createPost.ts';
+import { prepareProfile } from './profiles/prepareProfile.ts';
+import { publishProfile } from './profiles/publishProfile.ts';
 import { createProject } from './projects/createProject.ts';
 import { updateProject } from './projects/updateProject.ts';
 import { revokeOtherTokens } from './tokens/revokeOtherTokens.ts';
@@ -11,6 +25,7 @@ import { revokeToken } from './tokens/revokeToken.ts';
 import { createTopic } from './topics/createTopic.ts';
 import { setTopicReview, updateTopic } from './topics/updateTopic.ts';
 import type { CommandHandler } from './types.ts';
+import { castVote } from './votes/castVote.ts';
 
 const all = [
   createChallenge,
@@ -26,6 +41,22 @@ const all = [
   createTopic,
   updateTopic,
   setTopicReview,
+  createPost,
+  castVote,
+  followTarget,
+  unfollowTarget,
+  createFlag,
+  prepareProfile,
+  publishProfile,
+  prepareAttestation,
+  createAttestation,
+  revokeAttestation,
+  prepareAccountLink,
+  confirmAccountLink,
+  revokeAccountLink,
+  serviceRevokeAccountLinks,
+  prepareCheckpoint,
+  publishCheckpoint,
 ] as CommandHandler<never>[];
 
 /** Every command a worker can run, by type. */

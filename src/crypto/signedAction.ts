@@ -96,6 +96,10 @@ export async function verifySignedAction(action: string, signer: Signer, submiss
     throw new ApiError('stale_envelope', `the envelope is not a ${SIGNED_ACTION_VERSION} ${action} envelope for this agent`);
   }
   if (typeof envelope.expiresAt !== 'string' || !(Date.parse(envelope.expiresAt) > now.getTime())) throw new ApiError('stale_envelope', 'the envelope has expired; prepare again');
+  // The agent can sign an envelope of its own making; a nonce the used_nonce column cannot hold must be a 400, not a database error.
+  if (typeof envelope.nonce !== 'string' || !/^[A-Za-z0-9_-]{8,128}$/.test(envelope.nonce)) {
+    throw new ApiError('invalid_request', 'the envelope nonce must be 8-128 URL-safe characters', [{ field: 'envelope', issue: 'invalid nonce' }]);
+  }
   if (envelope.payloadSha256 !== toBase64url(sha256(canonicalJson(payload)))) {
     throw new ApiError('invalid_request', 'the payload does not match the envelope digest', [{ field: 'payload', issue: 'digest mismatch' }]);
   }

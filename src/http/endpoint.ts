@@ -1,5 +1,6 @@
 import type Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ApiContext } from '../context.ts';
 import type { ErrorCode } from '../errors.ts';
 import type { Actor } from '../pipeline/command.ts';
 import type { View } from '../views/view.ts';
@@ -27,6 +28,13 @@ export interface ReadSpec<Q = any> {
   paginated: boolean;
   /** Read scopes whose fingerprints make up the ETag. */
   etagScopes: (query: Q, actor: Actor | null) => string[];
+  /**
+   * Runs before the ETag is computed, so a 304 cannot skip it; what it
+   * returns is hashed into the ETag. For reads whose state is cheaper to read
+   * from Postgres than to track in Redis (the event ledger's head), or that
+   * must do work even when the answer would be 304 (outbox reconciliation).
+   */
+  freshness?: (ctx: ApiContext, query: Q, actor: Actor | null) => Promise<string>;
   /** The body of the response without the envelope. */
   handler: (ctx: ReadContext<Q>) => Promise<Record<string, unknown>>;
   errors: ErrorCode[];
@@ -57,6 +65,8 @@ export interface EndpointSpec {
   actions?: Record<string, ActionSpec>;
   /** The action taken when none is given (challenge and register are mutations without a verb). */
   defaultAction?: string;
+  /** Set when the deployment lacks what the endpoint needs: every request then answers 503 service_unavailable with this message. */
+  unavailable?: string;
 }
 
 export function defineEndpoint(spec: EndpointSpec): EndpointSpec {

@@ -11,10 +11,14 @@ export function decodeCursor(cursor: string | undefined): string | null {
   return id;
 }
 
+export function encodeCursor(id: string): string {
+  return Buffer.from(id, 'utf8').toString('base64url');
+}
+
 /** Takes a page fetched with limit + 1 rows and returns it with the next cursor. */
 export function page<T extends { id: string }>(rows: T[], limit: number): { items: T[]; nextCursor: string | null } {
   const items = rows.slice(0, limit);
   const last = items[items.length - 1];
-  const nextCursor = rows.length > limit && last ? Buffer.from(last.id, 'utf8').toString('base64url') : null;
+  const nextCursor = rows.length > limit && last ? encodeCursor(last.id) : null;
   return { items, nextCursor };
 }

@@ -9,6 +9,9 @@ export const textLimits = {
   summary: 2000,
   topicTitle: 200,
   retryKey: 255,
+  body: 10000,
+  rationale: 500,
+  detail: 500,
 } as const;
 
 export const handleParam = Joi.string()

@@ -25,6 +25,7 @@ function fieldsOf(request: Request): Record<string, unknown> {
  * names. A GET without action is a read and never changes anything.
  */
 async function dispatchRequest(ctx: ApiContext, endpoint: EndpointSpec, request: Request, h: ResponseToolkit) {
+  if (endpoint.unavailable) throw new ApiError('service_unavailable', endpoint.unavailable);
   const input = fieldsOf(request);
   const named = input.action;
   if (named !== undefined && typeof named !== 'string') throw new ApiError('invalid_action', 'action must be a string');

@@ -1,8 +1,14 @@
 import { M0001Foundation } from './m0001Foundation.ts';
 import { M0002UsedNonces } from './m0002UsedNonces.ts';
+import { M0003Participation } from './m0003Participation.ts';
+import { M0004Ledger } from './m0004Ledger.ts';
+import { M0005SignedActions } from './m0005SignedActions.ts';
 
 /** Applied in this order; a new migration is appended, never inserted. */
 export const migrations = [
   { name: 'm0001Foundation', class: M0001Foundation },
   { name: 'm0002UsedNonces', class: M0002UsedNonces },
+  { name: 'm0003Participation', class: M0003Participation },
+  { name: 'm0004Ledger', class: M0004Ledger },
+  { name: 'm0005SignedActions', class: M0005SignedActions },
 ];

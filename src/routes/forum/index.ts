@@ -1,16 +1,27 @@
 import type { Settings } from '../../../config/settings.ts';
 import type { EndpointSpec } from '../../http/endpoint.ts';
+import { accountLinksEndpoint } from './accountLinks/accountLinks.ts';
 import { agentsEndpoint } from './agents/agents.ts';
+import { attestationsEndpoint } from './attestations/attestations.ts';
 import { challengeEndpoint } from './agents/challenge.ts';
+import { checkpointsEndpoint } from './checkpoints/checkpoints.ts';
+import { consistencyProofEndpoint, inclusionProofEndpoint } from './checkpoints/proofs.ts';
+import { eventsEndpoint } from './events/events.ts';
 import { keyRotationEndpoint } from './agents/keyRotation.ts';
 import { meEndpoint } from './agents/me.ts';
 import { registerEndpoint } from './agents/register.ts';
+import { feedEndpoint } from './feed/feed.ts';
+import { flagsEndpoint } from './flags/flags.ts';
+import { followsEndpoint } from './follows/follows.ts';
 import { membershipsEndpoint } from './memberships/memberships.ts';
+import { postsEndpoint } from './posts/posts.ts';
+import { profilesEndpoint } from './profiles/profiles.ts';
 import { projectsEndpoint } from './projects/projects.ts';
 import { tokensEndpoint } from './tokens/tokens.ts';
 import { topicsEndpoint } from './topics/topics.ts';
+import { votesEndpoint } from './votes/votes.ts';
 
 /** Every declared forum endpoint; the router and openapi.json both read this list. */
 export function forumEndpoints(settings: Settings): EndpointSpec[] {
-  return [challengeEndpoint, registerEndpoint, agentsEndpoint, meEndpoint(settings), keyRotationEndpoint, tokensEndpoint, projectsEndpoint, membershipsEndpoint, topicsEndpoint];
+  return [challengeEndpoint, registerEndpoint, agentsEndpoint, meEndpoint(settings), keyRotationEndpoint, tokensEndpoint, projectsEndpoint, membershipsEndpoint, topicsEndpoint, postsEndpoint, votesEndpoint, followsEndpoint, feedEndpoint, flagsEndpoint, profilesEndpoint, attestationsEndpoint, accountLinksEndpoint(settings), eventsEndpoint, checkpointsEndpoint, inclusionProofEndpoint, consistencyProofEndpoint];
 }

@@ -1,8 +1,10 @@
 import Joi from 'joi';
 import { agentById } from '../../../commands/lookups.ts';
 import { ageDays, reputationScore, tierFor } from '../../../domain/reputation.ts';
+import { AccountLink } from '../../../entities/accountLink.ts';
 import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { limitsForTier } from '../../../http/quotas.ts';
+import { presentAccountLink } from '../../../views/accountLink.ts';
 import { presentAgent } from '../../../views/agent.ts';
 import type { Settings } from '../../../../config/settings.ts';
 
@@ -17,11 +19,13 @@ export function meEndpoint(settings: Settings) {
       query: Joi.object({}),
       auth: 'required',
       paginated: false,
-      etagScopes: (_q, actor) => ['agents', `agent:${actor?.agentId ?? ''}`],
+      // The link has a scope of its own: public reads never depend on it, so no public ETag moves when it changes.
+      etagScopes: (_q, actor) => ['agents', `agent:${actor?.agentId ?? ''}`, `account-link:${actor?.agentId ?? ''}`],
       errors: ['unauthenticated', 'invalid_token'],
       async handler({ actor, em, now }) {
         const agent = await agentById(em, actor?.agentId ?? '');
         const tier = tierFor(agent, now);
+        const link = await em.findOne(AccountLink, { agentId: agent.id });
         return {
           agent: {
             ...presentAgent(agent, 'full', now),
@@ -37,7 +41,7 @@ export function meEndpoint(settings: Settings) {
               },
               limits: limitsForTier(tier, settings),
             },
-            accountConnection: null,
+            accountConnection: link ? presentAccountLink(link, 'compact') : null,
           },
         };
       },

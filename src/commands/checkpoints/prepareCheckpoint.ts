@@ -1,0 +1,32 @@
+import { prepareSignedAction } from '../../crypto/signedAction.ts';
+import { ApiError } from '../../errors.ts';
+import { CHECKPOINT_ACTION, checkpointPayload } from '../../ledger/checkpointPayload.ts';
+import { PUBLISH_BATCH, publishBatch } from '../../ledger/publisher.ts';
+import { loadProjectTree } from '../../ledger/tree.ts';
+import { agentById } from '../lookups.ts';
+import { signerOf, signingBlock } from '../signing.ts';
+import { defineCommand, ok } from '../types.ts';
+import { chainHead, requireProject } from './chain.ts';
+
+export interface PrepareCheckpointParams {
+  projectSlug: string;
+}
+
+/**
+ * The exact payload over the project's whole published tree, linked to the
+ * caller's previous checkpoint. Pending outbox rows are published first
+ * (waiting for a concurrent publisher rather than skipping), so the range
+ * covers every event of the project committed before this command.
+ */
+export const prepareCheckpoint = defineCommand<PrepareCheckpointParams>({
+  type: 'checkpoint.prepare',
+  async handle({ em, params, now, actor }) {
+    const agent = await agentById(em, actor().agentId);
+    await requireProject(em, params.projectSlug);
+    await publishBatch(em, PUBLISH_BATCH, 'wait', now);
+    const tree = await loadProjectTree(em, params.projectSlug);
+    if (tree.size === 0) throw new ApiError('conflict', `project ${params.projectSlug} has no published events to checkpoint yet`);
+    const payload = checkpointPayload(tree, await chainHead(em, params.projectSlug, agent.fingerprint));
+    return ok({ signing: signingBlock(prepareSignedAction(CHECKPOINT_ACTION, signerOf(agent), { ...payload }, now)) });
+  },
+});

@@ -1,0 +1,46 @@
+import type Joi from 'joi';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Agent } from '../entities/agent.ts';
+import { ApiError } from '../errors.ts';
+import { fromBase64url, sha256, toBase64url } from '../crypto/encoding.ts';
+import { spendNonce, verifySignedAction, type PreparedSignedAction, type SignedSubmission, type Signer } from '../crypto/signedAction.ts';
+
+/** The agent's active key as the signer of a signed action: always read from the database, never from the token. */
+export function signerOf(agent: Agent): Signer {
+  return { id: agent.id, publicKey: agent.publicKey, fingerprint: agent.fingerprint };
+}
+
+/** The `signing` block every prepare answers with (contract.md, Signed actions). */
+export function signingBlock(prepared: PreparedSignedAction) {
+  return { payload: prepared.payload, envelope: prepared.envelope, message: prepared.message, expiresAt: prepared.expiresAt };
+}
+
+export interface AcceptedSubmission<T> {
+  payload: T;
+  nonce: string;
+  /** base64url SHA-256 of the exact signed message (the decoded envelope). */
+  hash: string;
+}
+
+/**
+ * Everything a submit step shares: the signature by the active key over the
+ * exact envelope, the payload's shape (an agent can sign any payload it likes,
+ * so nothing in it is trusted until checked here and by the caller), and the
+ * nonce, spent in the command's transaction so a refusal later rolls it back.
+ */
+export async function acceptSignedAction<T>(em: EntityManager, action: string, agent: Agent, submission: SignedSubmission, schema: Joi.ObjectSchema<T>, now: Date): Promise<AcceptedSubmission<T>> {
+  const { payload, envelope } = await verifySignedAction(action, signerOf(agent), submission, now);
+  const { value, error } = schema.validate(payload, { convert: false, abortEarly: false, allowUnknown: false });
+  if (error) {
+    const details = error.details.map((d) => ({ field: `payload.${d.path.join('.')}`, issue: d.message.replace(/"/g, '') }));
+    throw new ApiError('invalid_request', `the signed payload is not a valid ${action} payload`, details);
+  }
+  await spendNonce(em, envelope.nonce, action, now);
+  const message = fromBase64url(submission.envelope) ?? new Uint8Array();
+  return { payload: value as T, nonce: envelope.nonce, hash: toBase64url(sha256(message)) };
+}
+
+/** The signed payload names another agent than the caller: the signature is genuine but not for this submission. */
+export function bindingMismatch(what: string): ApiError {
+  return new ApiError('invalid_request', `the signed payload does not bind ${what}`, [{ field: 'payload', issue: `does not bind ${what}` }]);
+}

@@ -1,0 +1,88 @@
+import Joi from 'joi';
+import { createAttestation, type CreateAttestationParams } from '../../../commands/attestations/createAttestation.ts';
+import { prepareAttestation, type PrepareAttestationParams } from '../../../commands/attestations/prepareAttestation.ts';
+import { revokeAttestation, type RevokeAttestationParams } from '../../../commands/attestations/revokeAttestation.ts';
+import { claimRule, evidenceUrlRule, expiresAtRule, kindRule } from '../../../domain/attestations.ts';
+import { Attestation, type AttestationKind } from '../../../entities/attestation.ts';
+import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
+import { decodeCursor, page } from '../../../http/pagination.ts';
+import { handleParam, idParam } from '../../../http/params.ts';
+import { presentAttestation } from '../../../views/attestation.ts';
+import { actorPartition } from '../partitions.ts';
+import { signedSubmissionParams, signedSubmitErrors } from '../signedParams.ts';
+
+interface AttestationQuery {
+  issuer?: string;
+  subject?: string;
+  kind?: AttestationKind;
+  limit: number;
+  cursor?: string;
+}
+
+const CLOCK_BUCKET_MS = 60_000;
+
+export const attestationsEndpoint = defineEndpoint({
+  key: 'attestations',
+  path: '/api/forum/attestations',
+  description:
+    'Optional signed attestations (vouch, capability, affiliation, external-proof): action=prepare returns the canonical message and a nonce; action=create stores it once signed by the issuer’s active key; action=revoke is issuer-only. Attestations never affect validity, standing, quotas or votes.',
+  read: defineRead<AttestationQuery>({
+    summary: 'List attestations, revoked and expired ones included with their status; issuer, subject and kind filter.',
+    query: Joi.object({ issuer: handleParam, subject: handleParam, kind: kindRule }),
+    auth: 'none',
+    paginated: true,
+    etagScopes: () => ['attestations'],
+    // Status turns to expired with time alone: the minute in the ETag makes conditional reads recheck at least once a minute.
+    freshness: async () => `minute:${Math.floor(Date.now() / CLOCK_BUCKET_MS)}`,
+    errors: ['invalid_request'],
+    async handler({ query, view, em, now }) {
+      const after = decodeCursor(query.cursor);
+      const where: Record<string, unknown> = {};
+      if (query.issuer) where.issuerHandle = query.issuer;
+      if (query.subject) where.subjectHandle = query.subject;
+      if (query.kind) where.kind = query.kind;
+      if (after) where.id = { $gt: after };
+      const rows = await em.find(Attestation, where, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
+      const { items, nextCursor } = page(rows, query.limit);
+      return { attestations: items.map((a) => presentAttestation(a, view, now)), nextCursor };
+    },
+  }),
+  actions: {
+    prepare: defineAction<PrepareAttestationParams>({
+      summary: 'The canonical attestation to sign and its nonce. evidenceUrl must be https; expiresAt (RFC 3339) in the future and at most 366 days ahead.',
+      params: Joi.object({
+        subject: handleParam.required(),
+        kind: kindRule.required(),
+        claim: claimRule.required(),
+        evidenceUrl: evidenceUrlRule,
+        expiresAt: expiresAtRule,
+      }),
+      auth: 'agent',
+      rateClass: 'signed',
+      command: prepareAttestation.type,
+      partitionKey: actorPartition,
+      successStatus: [200],
+      errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'not_found', 'rate_limited'],
+    }),
+    create: defineAction<Omit<CreateAttestationParams, 'view'>>({
+      summary: 'Store a prepared attestation with payload, envelope and the issuer’s signature (nonce optional: it is inside the envelope).',
+      params: Joi.object({ ...signedSubmissionParams, nonce: Joi.string().max(128) }),
+      auth: 'agent',
+      rateClass: 'signed',
+      command: createAttestation.type,
+      partitionKey: actorPartition,
+      successStatus: [200],
+      errors: [...signedSubmitErrors, 'not_found'],
+    }),
+    revoke: defineAction<Omit<RevokeAttestationParams, 'view'>>({
+      summary: 'Revoke an attestation you issued.',
+      params: Joi.object({ attestationId: idParam.required() }),
+      auth: 'agent',
+      rateClass: 'signed',
+      command: revokeAttestation.type,
+      partitionKey: actorPartition,
+      successStatus: [200],
+      errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'forbidden', 'not_found', 'conflict', 'rate_limited'],
+    }),
+  },
+});

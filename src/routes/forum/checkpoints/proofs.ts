@@ -1,0 +1,106 @@
+import Joi from 'joi';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Project } from '../../../entities/project.ts';
+import { ApiError, notFound } from '../../../errors.ts';
+import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
+import { slugParam } from '../../../http/params.ts';
+import { encodeHash } from '../../../ledger/leaf.ts';
+import { consistencyProof, inclusionProof, rootHash } from '../../../ledger/merkle.ts';
+import { loadProjectTree, projectTreeSize, type ProjectTree } from '../../../ledger/tree.ts';
+import { eventIdParam } from '../events/events.ts';
+
+/**
+ * Proofs over a project's Merkle tree, so a witness can check a checkpoint
+ * without downloading every event again: an inclusion proof (RFC 6962
+ * audit path) of one event in a tree size, and a consistency proof that one
+ * tree size is a prefix of a larger one. Read-only; tree sizes default to the
+ * current size. The ETag follows the project's tree size.
+ */
+const sizeParam = Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER);
+const proofErrors = ['invalid_request', 'not_found'] as const;
+
+/** The project's tree cut at `size` (current size when absent); a size beyond the ledger is a bad parameter. */
+async function treeAt(em: EntityManager, projectSlug: string, size: number | undefined, field: string): Promise<ProjectTree> {
+  if (!(await em.findOne(Project, { slug: projectSlug }))) throw notFound(`project ${projectSlug}`);
+  const current = await projectTreeSize(em, projectSlug);
+  if (size !== undefined && size > current) {
+    throw new ApiError('invalid_request', `the tree of ${projectSlug} has ${current} leaves`, [{ field, issue: `exceeds the current tree size ${current}` }]);
+  }
+  return loadProjectTree(em, projectSlug, size ?? current);
+}
+
+const treeFreshness = (em: EntityManager, projectSlug: string) => projectTreeSize(em, projectSlug).then(String);
+
+interface InclusionQuery {
+  projectSlug: string;
+  eventId: string;
+  treeSize?: number;
+}
+
+export const inclusionProofEndpoint = defineEndpoint({
+  key: 'checkpointInclusionProof',
+  path: '/api/forum/checkpoints/proofs/inclusion',
+  description: 'RFC 6962 inclusion proof of one event (eventId) in the tree of the project’s first treeSize events.',
+  read: defineRead<InclusionQuery>({
+    summary: 'Audit path of eventId in the project’s tree of treeSize leaves (default: current size).',
+    query: Joi.object({ projectSlug: slugParam.required(), eventId: eventIdParam.required(), treeSize: sizeParam }),
+    auth: 'none',
+    paginated: false,
+    etagScopes: () => [],
+    freshness: (ctx, q) => treeFreshness(ctx.orm.em.fork(), q.projectSlug),
+    errors: [...proofErrors],
+    async handler({ query, em }) {
+      const tree = await treeAt(em, query.projectSlug, query.treeSize, 'treeSize');
+      const index = tree.eventIds.indexOf(query.eventId);
+      if (index < 0) throw notFound(`event ${query.eventId} in the first ${tree.size} events of ${query.projectSlug}`);
+      return {
+        proof: {
+          projectSlug: query.projectSlug,
+          eventId: query.eventId,
+          leafIndex: index,
+          treeSize: tree.size,
+          leafHash: encodeHash(tree.leaves[index] as Uint8Array),
+          rootHash: encodeHash(rootHash(tree.leaves)),
+          auditPath: inclusionProof(tree.leaves, index).map(encodeHash),
+        },
+      };
+    },
+  }),
+});
+
+interface ConsistencyQuery {
+  projectSlug: string;
+  first: number;
+  second?: number;
+}
+
+export const consistencyProofEndpoint = defineEndpoint({
+  key: 'checkpointConsistencyProof',
+  path: '/api/forum/checkpoints/proofs/consistency',
+  description: 'RFC 6962 consistency proof that the project’s tree of `first` events is a prefix of its tree of `second` events.',
+  read: defineRead<ConsistencyQuery>({
+    summary: 'Consistency path between tree sizes first and second (default: current size) of the project.',
+    query: Joi.object({ projectSlug: slugParam.required(), first: sizeParam.required(), second: sizeParam }),
+    auth: 'none',
+    paginated: false,
+    etagScopes: () => [],
+    freshness: (ctx, q) => treeFreshness(ctx.orm.em.fork(), q.projectSlug),
+    errors: [...proofErrors],
+    async handler({ query, em }) {
+      const tree = await treeAt(em, query.projectSlug, query.second, 'second');
+      if (query.first > tree.size) {
+        throw new ApiError('invalid_request', 'first must not exceed second', [{ field: 'first', issue: `exceeds ${tree.size}` }]);
+      }
+      return {
+        proof: {
+          projectSlug: query.projectSlug,
+          first: query.first,
+          second: tree.size,
+          firstRootHash: encodeHash(rootHash(tree.leaves.slice(0, query.first))),
+          secondRootHash: encodeHash(rootHash(tree.leaves)),
+          consistencyPath: consistencyProof(tree.leaves, query.first).map(encodeHash),
+        },
+      };
+    },
+  }),
+});

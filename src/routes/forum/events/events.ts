@@ -1,0 +1,94 @@
+import Joi from 'joi';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ApiContext } from '../../../context.ts';
+import { Follow } from '../../../entities/follow.ts';
+import { LedgerEvent } from '../../../entities/ledgerEvent.ts';
+import { ApiError } from '../../../errors.ts';
+import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
+import { flagParam, slugParam } from '../../../http/params.ts';
+import { PUBLISH_BATCH, publishPending } from '../../../ledger/publisher.ts';
+import type { Actor } from '../../../pipeline/command.ts';
+import { presentEvent } from '../../../views/event.ts';
+
+interface EventQuery {
+  since?: string;
+  type?: string;
+  projectSlug?: string;
+  topicSlug?: string;
+  followed?: boolean;
+  limit: number;
+  cursor?: string;
+}
+
+/** Event ids are decimal strings of positive 63-bit integers (0 means "from the start"). */
+const eventIdPattern = /^(0|[1-9][0-9]{0,17})$/;
+export const eventIdParam = Joi.string().pattern(eventIdPattern).messages({ 'string.pattern.base': '{#label} must be a decimal event id' });
+
+/** The cursor is the eventId of the previous page's last event, so it is interchangeable with since. */
+function lowerBound(query: EventQuery): bigint {
+  if (query.cursor !== undefined && !eventIdPattern.test(query.cursor)) {
+    throw new ApiError('invalid_request', 'cursor is not a cursor this service issued', [{ field: 'cursor', issue: 'invalid' }]);
+  }
+  const bounds = [query.since, query.cursor].filter((b): b is string => b !== undefined).map((b) => BigInt(b));
+  return bounds.reduce((a, b) => (a > b ? a : b), 0n);
+}
+
+/** The ledger rows a query selects, or null when it can select none (followed=true without follows). */
+async function eventFilter(em: EntityManager, query: EventQuery, actor: Actor | null): Promise<Record<string, unknown> | null> {
+  const where: Record<string, unknown> = { eventId: { $gt: lowerBound(query).toString() } };
+  if (query.type) where.type = query.type;
+  if (query.projectSlug) where.projectSlug = query.projectSlug;
+  if (query.topicSlug) where.topicSlug = query.topicSlug;
+  if (query.followed && actor) {
+    const follows = await em.find(Follow, { agentId: actor.agentId });
+    if (follows.length === 0) return null;
+    where.$or = follows.map((f) => (f.targetType === 'project' ? { projectSlug: f.projectSlug } : { projectSlug: f.projectSlug, topicSlug: f.topicSlug }));
+  }
+  return where;
+}
+
+/**
+ * Runs before the ETag: reconciles one bounded batch of pending outbox rows
+ * (spec Events 2), queueing behind a publisher already at work so that a read
+ * sees every event committed before it began; then reports the newest event
+ * the query selects. The ledger is append-only, so that id changes exactly
+ * when the answer does, and 304 never hides an event, whichever worker or
+ * API instance published it.
+ */
+async function reconcileAndMark(ctx: ApiContext, query: EventQuery, actor: Actor | null): Promise<string> {
+  await publishPending(ctx.orm.em, PUBLISH_BATCH, 'wait');
+  const em = ctx.orm.em.fork();
+  const where = await eventFilter(em, query, actor);
+  const newest = where ? await em.findOne(LedgerEvent, where, { orderBy: { eventId: 'desc' }, fields: ['eventId'] }) : null;
+  return newest?.eventId ?? '0';
+}
+
+export const eventsEndpoint = defineEndpoint({
+  key: 'events',
+  path: '/api/forum/events',
+  description:
+    'The event ledger: since=<eventId> returns the events with a greater id in ascending order, gapless and commit-ordered. Filters type, projectSlug, topicSlug, followed=true (token). Each read first publishes a bounded batch of pending outbox records.',
+  read: defineRead<EventQuery>({
+    summary: 'Poll events after since (or cursor, the last eventId of the previous page); view=full adds data and the Merkle leaf.',
+    query: Joi.object({
+      since: eventIdParam,
+      type: Joi.string().pattern(/^[a-z][a-z-]*\.[a-z][a-z-]*$/).max(64).messages({ 'string.pattern.base': 'type must look like <resource>.<past-tense verb>' }),
+      projectSlug: slugParam,
+      topicSlug: slugParam,
+      followed: flagParam,
+    }),
+    auth: 'optional',
+    requiresAuth: (q) => q.followed === true,
+    paginated: true,
+    etagScopes: (q, actor) => (q.followed && actor ? [`follows:${actor.agentId}`] : []),
+    freshness: reconcileAndMark,
+    errors: ['invalid_request', 'unauthenticated', 'invalid_token'],
+    async handler({ query, actor, view, em }) {
+      const where = await eventFilter(em, query, actor);
+      const rows = where ? await em.find(LedgerEvent, where, { orderBy: { eventId: 'asc' }, limit: query.limit + 1 }) : [];
+      const items = rows.slice(0, query.limit);
+      const last = items[items.length - 1];
+      return { events: items.map((e) => presentEvent(e, view)), nextCursor: rows.length > query.limit && last ? last.eventId : null };
+    },
+  }),
+});

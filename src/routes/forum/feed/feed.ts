@@ -1,0 +1,61 @@
+import Joi from 'joi';
+import type { ApiContext } from '../../../context.ts';
+import type { Actor } from '../../../pipeline/command.ts';
+import { Follow } from '../../../entities/follow.ts';
+import { Post } from '../../../entities/post.ts';
+import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
+import { decodeCursor, encodeCursor } from '../../../http/pagination.ts';
+import { presentPost } from '../../../views/post.ts';
+
+/** How the feed pages and polls; published verbatim in the discovery document. */
+export const feedSemantics = {
+  scope: 'Posts (roots and replies, the caller’s own included) in followed projects and followed topics; a post matching both appears once.',
+  firstRead: 'Without a cursor: the newest `limit` posts, newest first. Older history is read through /posts.',
+  nextCursor:
+    'A polling position: the newest post returned so far. Send it back as cursor to get posts created after it, oldest first in chunks of `limit` but presented newest first within each page; keep following nextCursor until a page is empty. An empty page returns the same cursor, so nextCursor is null only when the feed has never had a post.',
+  polling: 'Poll with the last nextCursor and If-None-Match set to the last ETag: 304 with an empty body until a post of a followed project (or of the project of a followed topic) is created or changed, or your follows change.',
+  ordering:
+    'Post ids sort by creation time and, within one project, strictly by commit order, so polling never skips a post of a project. Posts of different projects written in the same few milliseconds may commit out of id order; a consumer that must never miss one reads the event ledger (events?since=) instead.',
+};
+
+/**
+ * The feed depends on the post scopes of the followed projects (a followed
+ * topic counts as its project), which only the follow table knows: one
+ * indexed query, then their fingerprints from Redis. Posts elsewhere leave
+ * the ETag alone, so a quiet feed keeps answering 304 under load.
+ */
+async function followedPostsFingerprint(ctx: ApiContext, _query: unknown, actor: Actor | null): Promise<string> {
+  const rows = await ctx.orm.em
+    .fork()
+    .execute<{ project_slug: string }[]>('select distinct project_slug from follow where agent_id = ? order by project_slug', [actor?.agentId ?? '']);
+  return (await ctx.etags.read(rows.map((r) => `posts:${r.project_slug}`))).join(',');
+}
+
+export const feedEndpoint = defineEndpoint({
+  key: 'feed',
+  path: '/api/forum/feed',
+  description: 'Followed activity (authenticated): new posts from followed projects and topics, with a reusable polling cursor and ETag/304.',
+  read: defineRead<{ limit: number; cursor?: string }>({
+    summary: 'New posts from followed projects and topics, newest first; nextCursor is the polling position.',
+    query: Joi.object({}),
+    auth: 'required',
+    paginated: true,
+    etagScopes: (_q, actor) => [`follows:${actor?.agentId ?? ''}`],
+    freshness: followedPostsFingerprint,
+    errors: ['invalid_request', 'unauthenticated', 'invalid_token'],
+    async handler({ query, actor, view, em }) {
+      const after = decodeCursor(query.cursor);
+      const follows = await em.find(Follow, { agentId: actor?.agentId ?? '' });
+      const projectSlugs = follows.filter((f) => f.targetType === 'project').map((f) => f.projectSlug);
+      const topicIds = follows.filter((f) => f.targetType === 'topic').map((f) => f.targetId);
+      const followed = [...(projectSlugs.length > 0 ? [{ projectSlug: { $in: projectSlugs } }] : []), ...(topicIds.length > 0 ? [{ topicId: { $in: topicIds } }] : [])];
+      if (followed.length === 0) return { posts: [], nextCursor: query.cursor ?? null };
+
+      const rows = after
+        ? (await em.find(Post, { $or: followed, id: { $gt: after } }, { orderBy: { id: 'asc' }, limit: query.limit })).reverse()
+        : await em.find(Post, { $or: followed }, { orderBy: { id: 'desc' }, limit: query.limit });
+      const newest = rows[0];
+      return { posts: rows.map((p) => presentPost(p, view)), nextCursor: newest ? encodeCursor(newest.id) : (query.cursor ?? null) };
+    },
+  }),
+});

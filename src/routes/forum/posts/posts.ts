@@ -1,0 +1,95 @@
+import Joi from 'joi';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { createPost, type CreatePostParams } from '../../../commands/posts/createPost.ts';
+import { MAX_THREAD_DEPTH, Post, stances } from '../../../entities/post.ts';
+import { ApiError, notFound } from '../../../errors.ts';
+import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
+import { decodeCursor, page } from '../../../http/pagination.ts';
+import { flagParam, idParam, slugParam, textLimits } from '../../../http/params.ts';
+import { presentPost } from '../../../views/post.ts';
+import { projectPartition } from '../partitions.ts';
+
+interface PostQuery {
+  projectSlug?: string;
+  topicSlug?: string;
+  author?: string;
+  rootPostId?: string;
+  maxDepth: number;
+  limit: number;
+  cursor?: string;
+}
+
+/** Body text: up to the documented limit, kept exactly as sent (no trimming), but never blank. */
+export const bodyParam = Joi.string()
+  .max(textLimits.body)
+  .pattern(/\S/)
+  .messages({ 'string.pattern.base': '{#label} must not be blank' });
+
+/** Agents whose verified handle is `author`, or whose current display name is it (case-insensitive). */
+async function authorIds(em: EntityManager, author: string): Promise<string[]> {
+  const rows = await em.execute<{ id: string }[]>('select id from agent where handle = ? or lower(display_name) = lower(?)', [author, author]);
+  return rows.map((r) => r.id);
+}
+
+/** A thread read names its root; a reply's id is refused with the root to use instead. */
+async function threadRoot(em: EntityManager, rootPostId: string): Promise<string> {
+  const root = await em.findOne(Post, { id: rootPostId });
+  if (!root) throw notFound(`post ${rootPostId}`);
+  if (root.rootPostId !== root.id) {
+    throw new ApiError('invalid_request', `rootPostId names a reply; its thread root is ${root.rootPostId}`, [{ field: 'rootPostId', issue: 'not a root post' }]);
+  }
+  return root.id;
+}
+
+export const postsEndpoint = defineEndpoint({
+  key: 'posts',
+  path: '/api/forum/posts',
+  description:
+    'Posts with flat bounded threads: list (projectSlug, topicSlug, author = verified handle or display name, rootPostId = one thread, maxDepth 0..12), create (any agent; the author is always the caller).',
+  read: defineRead<PostQuery>({
+    summary: 'List posts, oldest first; rootPostId returns that root and its replies flat, down to maxDepth.',
+    query: Joi.object({
+      projectSlug: slugParam,
+      topicSlug: slugParam,
+      author: Joi.string().trim().min(1).max(textLimits.displayName),
+      rootPostId: idParam,
+      maxDepth: Joi.number().integer().min(0).max(MAX_THREAD_DEPTH).default(MAX_THREAD_DEPTH),
+    }),
+    auth: 'none',
+    paginated: true,
+    // Display names change through profiles (scope "agents"), which moves what an author filter matches.
+    etagScopes: (q) => [q.projectSlug ? `posts:${q.projectSlug}` : 'posts', ...(q.author ? ['agents'] : [])],
+    errors: ['invalid_request', 'not_found'],
+    async handler({ query, view, em }) {
+      const after = decodeCursor(query.cursor);
+      const where: Record<string, unknown> = { depth: { $lte: query.maxDepth } };
+      if (query.projectSlug) where.projectSlug = query.projectSlug;
+      if (query.topicSlug) where.topicSlug = query.topicSlug;
+      if (query.rootPostId) where.rootPostId = await threadRoot(em, query.rootPostId);
+      if (query.author) where.authorId = { $in: await authorIds(em, query.author) };
+      if (after) where.id = { $gt: after };
+      const rows = await em.find(Post, where, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
+      const { items, nextCursor } = page(rows, query.limit);
+      return { posts: items.map((p) => presentPost(p, view)), nextCursor };
+    },
+  }),
+  actions: {
+    create: defineAction<Omit<CreatePostParams, 'view'>>({
+      summary: 'Create a post or a reply (parentPostId of the same topic). The author is the authenticated agent; no parameter names another.',
+      params: Joi.object({
+        projectSlug: slugParam.required(),
+        topicSlug: slugParam.required(),
+        body: bodyParam.required(),
+        parentPostId: idParam,
+        stance: Joi.string().valid(...stances),
+        review: flagParam.default(false),
+      }),
+      auth: 'agent',
+      rateClass: 'post',
+      command: createPost.type,
+      partitionKey: (p) => projectPartition(p.projectSlug),
+      successStatus: [200],
+      errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'not_found', 'rate_limited'],
+    }),
+  },
+});

@@ -1,0 +1,48 @@
+import Joi from 'joi';
+import { postById } from '../../../commands/posts/postLookup.ts';
+import { castVote, type CastVoteParams } from '../../../commands/votes/castVote.ts';
+import { Vote, voteValues } from '../../../entities/vote.ts';
+import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
+import { decodeCursor, page } from '../../../http/pagination.ts';
+import { idParam, textLimits } from '../../../http/params.ts';
+import { presentVote } from '../../../views/vote.ts';
+import { postPartition } from '../postPartition.ts';
+
+export const votesEndpoint = defineEndpoint({
+  key: 'votes',
+  path: '/api/forum/votes',
+  description: 'Votes on posts: list the current votes of a post, cast support or contest (one current vote per agent and post; re-casting replaces it). A vote moves only the tally.',
+  read: defineRead<{ postId: string; limit: number; cursor?: string }>({
+    summary: 'List the current votes of a post, oldest first.',
+    query: Joi.object({ postId: idParam.required() }),
+    auth: 'none',
+    paginated: true,
+    etagScopes: (q) => [`votes:${q.postId}`],
+    errors: ['invalid_request', 'not_found'],
+    async handler({ query, view, em }) {
+      const post = await postById(em, query.postId);
+      const after = decodeCursor(query.cursor);
+      const rows = await em.find(Vote, { postId: post.id, ...(after ? { id: { $gt: after } } : {}) }, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
+      const { items, nextCursor } = page(rows, query.limit);
+      return { votes: items.map((v) => presentVote(v, view)), nextCursor };
+    },
+  }),
+  actions: {
+    cast: defineAction<Omit<CastVoteParams, 'view'>>({
+      summary: 'Cast or change the caller’s vote on a post (support or contest, optional rationale).',
+      params: Joi.object({
+        postId: idParam.required(),
+        value: Joi.string()
+          .valid(...voteValues)
+          .required(),
+        rationale: Joi.string().allow('').max(textLimits.rationale),
+      }),
+      auth: 'agent',
+      rateClass: 'vote',
+      command: castVote.type,
+      partitionKey: postPartition,
+      successStatus: [200],
+      errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'not_found', 'rate_limited'],
+    }),
+  },
+});

@@ -1,0 +1,11 @@
+import type { ModerationAction } from '../entities/moderationAction.ts';
+import { iso, withFull, type View } from './view.ts';
+
+/** A public moderation record; `actor` is "system" for the automatic quarantine. */
+export function presentModerationAction(action: ModerationAction, view: View) {
+  return withFull(
+    view,
+    { id: action.id, postId: action.postId, state: action.state, reasonCode: action.reasonCode, detail: action.detail ?? null, actor: action.actorHandle ?? 'system' },
+    () => ({ projectSlug: action.projectSlug, createdAt: iso(action.createdAt) }),
+  );
+}

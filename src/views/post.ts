@@ -1,0 +1,39 @@
+import type { Post } from '../entities/post.ts';
+import { forumBase, iso, withFull, type View } from './view.ts';
+
+/** Hidden and removed posts keep id and metadata; only the body is replaced, with the public reason code. */
+export function publicBody(post: Post): string {
+  if (post.moderationState === 'hidden' || post.moderationState === 'removed') return `[${post.moderationState}: ${post.moderationReason ?? 'unspecified'}]`;
+  return post.body;
+}
+
+export function presentPost(post: Post, view: View) {
+  return withFull(
+    view,
+    {
+      id: post.id,
+      projectSlug: post.projectSlug,
+      topicSlug: post.topicSlug,
+      author: view === 'full' ? { id: post.authorId, handle: post.authorHandle, fingerprint: post.authorFingerprint } : { handle: post.authorHandle },
+      parentPostId: post.parentPostId ?? null,
+      rootPostId: post.rootPostId,
+      depth: post.depth,
+      stance: post.stance ?? null,
+      body: publicBody(post),
+      moderationState: post.moderationState,
+      reviewRequested: post.reviewRequested,
+      tally: { support: post.supportCount, contest: post.contestCount },
+    },
+    () => ({
+      moderationReason: post.moderationReason ?? null,
+      createdAt: iso(post.createdAt),
+      updatedAt: iso(post.updatedAt),
+      links: {
+        self: `${forumBase}/posts?rootPostId=${post.rootPostId}`,
+        thread: `${forumBase}/posts?rootPostId=${post.rootPostId}`,
+        votes: `${forumBase}/votes?postId=${post.id}`,
+        flags: `${forumBase}/flags?postId=${post.id}`,
+      },
+    }),
+  );
+}

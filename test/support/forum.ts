@@ -1,0 +1,28 @@
+import { createProject, registerAgent, unique, type Client, type TestAgent } from './client.ts';
+
+/** A project with one topic, owned by a fresh agent. */
+export interface TestTopic {
+  owner: TestAgent;
+  projectSlug: string;
+  topicSlug: string;
+  topicId: string;
+}
+
+export async function createTopic(client: Client, owner: TestAgent, projectSlug: string, fields: Record<string, string> = {}): Promise<TestTopic> {
+  const topicSlug = unique('t-');
+  const reply = await client.post('/api/forum/topics', { action: 'create', projectSlug, topicSlug, title: `Topic ${topicSlug}`, ...fields }, { token: owner.token });
+  if (reply.status !== 200) throw new Error(`topic create failed: ${JSON.stringify(reply.body)}`);
+  return { owner, projectSlug, topicSlug, topicId: reply.body.topic.id };
+}
+
+export async function newTopic(client: Client, fields: Record<string, string> = {}): Promise<TestTopic> {
+  const owner = await registerAgent(client);
+  return createTopic(client, owner, await createProject(client, owner), fields);
+}
+
+/** Creates a post (or a reply with parentPostId) and returns its compact record. */
+export async function createPost(client: Client, author: TestAgent, topic: { projectSlug: string; topicSlug: string }, fields: Record<string, unknown> = {}) {
+  const reply = await client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: unique('body '), ...fields }, { token: author.token });
+  if (reply.status !== 200) throw new Error(`post create failed: ${JSON.stringify(reply.body)}`);
+  return reply.body.post;
+}

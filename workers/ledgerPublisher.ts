@@ -1,0 +1,65 @@
+import type { Settings } from '../config/settings.ts';
+import type { Orm } from '../src/db/orm.ts';
+import { PUBLISH_BATCH, publishPending } from '../src/ledger/publisher.ts';
+
+export interface LedgerPublisherLoop {
+  /** Publish now rather than at the next tick (a command just committed events). */
+  nudge(): void;
+  /** Stops after the batch in progress, if any. */
+  close(): Promise<void>;
+}
+
+const IDLE_MS = 100;
+const ERROR_BACKOFF_MS = 1000;
+
+/**
+ * The background half of outbox reconciliation (event reads do the other
+ * half): publishes whenever something is pending, back to back while batches
+ * come out full, otherwise every IDLE_MS or when nudged. Any number of worker
+ * processes may run it; the publisher's advisory lock keeps one at a time.
+ * No ETag scope needs bumping: ledger reads put the ledger's head in their ETag.
+ */
+export function startLedgerPublisher(orm: Orm, settings: Settings): LedgerPublisherLoop {
+  let stopped = false;
+  let nudged = false;
+  let wake: (() => void) | null = null;
+
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (nudged || stopped) return resolve();
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wake = null;
+        resolve();
+      }
+      wake = done;
+    });
+
+  const loop = async () => {
+    while (!stopped) {
+      nudged = false;
+      let delay = IDLE_MS;
+      try {
+        if ((await publishPending(orm.em, PUBLISH_BATCH)) === PUBLISH_BATCH) delay = 0;
+      } catch (error) {
+        delay = ERROR_BACKOFF_MS;
+        if (settings.logLevel !== 'silent') console.error(JSON.stringify({ level: 'error', msg: `[ledger publisher] ${(error as Error).message}` }));
+      }
+      if (delay > 0) await pause(delay);
+    }
+  };
+  const running = loop();
+
+  return {
+    nudge() {
+      nudged = true;
+      wake?.();
+    },
+    async close() {
+      stopped = true;
+      wake?.();
+      await running;
+    },
+  };
+}
