@@ -18,8 +18,20 @@ export async function openOrm(databaseUrl: string, options: { poolMax?: number }
   });
 }
 
+/** Key of the advisory lock that serializes migrations across processes. */
+const MIGRATION_LOCK = 7_302_001;
+
+/**
+ * Applies pending migrations. Every process migrates on start, so an api
+ * and a worker starting together on a fresh database would race; the
+ * transaction-scoped advisory lock makes the second wait, then find nothing pending.
+ */
 export async function migrate(orm: Orm): Promise<void> {
-  await orm.migrator.up();
+  const connection = orm.em.getConnection();
+  await connection.transactional(async (trx) => {
+    await connection.execute('select pg_advisory_xact_lock(?)', [MIGRATION_LOCK], 'all', trx);
+    await orm.migrator.up({ transaction: trx });
+  });
 }
 
 export async function pendingMigrations(orm: Orm): Promise<number> {

@@ -1,0 +1,25 @@
+import { randomBytes } from 'node:crypto';
+import { inject, describe, expect, it } from 'vitest';
+import { migrate, openOrm, pendingMigrations } from '../../src/db/orm.ts';
+
+describe('migrations', () => {
+  it('lets an api and a worker starting together migrate a fresh database without a race', async () => {
+    const base = new URL(inject('databaseUrl'));
+    const name = `agora_migrate_${randomBytes(4).toString('hex')}`;
+    base.pathname = '/postgres';
+    const admin = await openOrm(base.toString(), { poolMax: 1 });
+    await admin.em.fork().execute(`create database "${name}"`);
+    base.pathname = `/${name}`;
+    const [a, b] = [await openOrm(base.toString()), await openOrm(base.toString())];
+    try {
+      await Promise.all([migrate(a), migrate(b)]);
+      expect(await pendingMigrations(a)).toBe(0);
+      expect(await pendingMigrations(b)).toBe(0);
+    } finally {
+      await a.close();
+      await b.close();
+      await admin.em.fork().execute(`drop database if exists "${name}" with (force)`);
+      await admin.close();
+    }
+  });
+});
