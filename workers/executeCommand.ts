@@ -10,53 +10,50 @@ import { ApiError } from '../src/errors.ts';
 import type { Command, CommandResult } from '../src/pipeline/command.ts';
 
 export interface Execution {
+  command: Command;
   result: CommandResult;
   /** ETag scopes to refresh; empty when this run only found an earlier result. */
   touched: string[];
+}
+
+/** A command of a batch that could not be applied even on its own (a bug or an outage); BullMQ retries it. */
+export interface Failure {
+  command: Command;
+  error: Error;
 }
 
 function rejection(error: ApiError): CommandResult {
   return { status: error.status, body: { error: error.toBody() } };
 }
 
-async function recordedResult(em: EntityManager, commandId: string): Promise<CommandResult | null> {
-  const row = await em.fork().findOne(ProcessedCommand, { commandId });
-  return row ? { status: row.status, body: row.body } : null;
-}
-
-/** A refusal is recorded too, so that a re-run of the same command answers the same. */
-async function recordRejection(em: EntityManager, command: Command, result: CommandResult): Promise<CommandResult> {
-  await em.fork().execute(
-      'insert into processed_command (command_id, type, status, body, created_at) values (?, ?, ?, ?, now()) on conflict (command_id) do nothing',
-      [command.commandId, command.type, result.status, JSON.stringify(result.body)],
-    );
-  return (await recordedResult(em, command.commandId)) ?? result;
+/** A refusal is recorded too (inside the batch transaction), so a re-run of the same command answers the same. */
+async function recordRejection(em: EntityManager, command: Command, error: ApiError): Promise<Execution> {
+  const result = rejection(error);
+  await em.execute('insert into processed_command (command_id, type, status, body, created_at) values (?, ?, ?, ?, now()) on conflict (command_id) do nothing', [
+    command.commandId,
+    command.type,
+    result.status,
+    JSON.stringify(result.body),
+  ]);
+  return { command, result, touched: [] };
 }
 
 /**
- * Runs one command in one transaction: a per-partition advisory lock (the
- * database's own guard behind queue serialization), the handler's changes,
- * its outbox events and the command id, all committed together. A command
- * id seen before answers its first result and changes nothing.
+ * One command inside the batch transaction, in a savepoint: its changes,
+ * its outbox events and its command id commit together, and a refusal rolls
+ * back only this command.
  */
-export async function executeCommand(root: EntityManager, settings: Settings, command: Command): Promise<Execution> {
+async function applyOne(outer: EntityManager, settings: Settings, command: Command): Promise<Execution> {
+  // A separate statement after the partition locks: under READ COMMITTED its snapshot
+  // sees a run of this command that committed while we waited for the lock.
+  const earlier = await outer.findOne(ProcessedCommand, { commandId: command.commandId });
+  if (earlier) return { command, result: { status: earlier.status, body: earlier.body }, touched: [] };
   const handler = commandHandlers.get(command.type);
-  if (!handler) {
-    return { result: await recordRejection(root, command, rejection(new ApiError('invalid_action', `unknown command ${command.type}`))), touched: [] };
-  }
+  if (!handler) return recordRejection(outer, command, new ApiError('invalid_action', `unknown command ${command.type}`));
 
   const touched = new Set<string>();
-  let replayed = false;
   try {
-    const result = await root.fork().transactional(async (em) => {
-      await em.execute('select pg_advisory_xact_lock(hashtext(?))', [command.partitionKey]);
-      // A separate statement on purpose: under READ COMMITTED its snapshot is taken after the lock
-      // is held, so it sees a run of this command that committed while we waited.
-      const again = await em.findOne(ProcessedCommand, { commandId: command.commandId });
-      if (again) {
-        replayed = true;
-        return { status: again.status, body: again.body };
-      }
+    const result = await outer.transactional(async (em) => {
       const events: EventDraft[] = [];
       const now = new Date();
       const ctx: CommandContext<Record<string, unknown>> = {
@@ -86,15 +83,45 @@ export async function executeCommand(root: EntityManager, settings: Settings, co
       em.create(ProcessedCommand, { commandId: command.commandId, type: command.type, status: outcome.status, body: outcome.body, createdAt: now });
       return outcome;
     });
-    return { result, touched: replayed ? [] : [...touched] };
+    return { command, result, touched: [...touched] };
   } catch (error) {
-    if (error instanceof ApiError) return { result: await recordRejection(root, command, rejection(error)), touched: [] };
-    if (error instanceof UniqueConstraintViolationException) {
-      const earlierWin = await recordedResult(root, command.commandId);
-      if (earlierWin) return { result: earlierWin, touched: [] };
-      const conflict = new ApiError('conflict', 'the change conflicts with an existing record');
-      return { result: await recordRejection(root, command, rejection(conflict)), touched: [] };
-    }
+    if (error instanceof ApiError) return recordRejection(outer, command, error);
+    if (error instanceof UniqueConstraintViolationException) return recordRejection(outer, command, new ApiError('conflict', 'the change conflicts with an existing record'));
     throw error;
   }
+}
+
+async function applyBatch(root: EntityManager, settings: Settings, commands: Command[]): Promise<Execution[]> {
+  return root.fork().transactional(async (outer) => {
+    // The database's own guard behind queue serialization. Keys of one batch all map to one
+    // partition and no other partition shares them, so sorted locking cannot deadlock.
+    for (const key of [...new Set(commands.map((c) => c.partitionKey))].sort()) {
+      await outer.execute('select pg_advisory_xact_lock(hashtext(?))', [key]);
+    }
+    const executions: Execution[] = [];
+    for (const command of commands) executions.push(await applyOne(outer, settings, command));
+    return executions;
+  });
+}
+
+/**
+ * Applies a batch of commands of one partition in one transaction: one
+ * commit and one set of partition locks for many commands. A command seen
+ * before answers its first result and changes nothing. If the batch fails as
+ * a whole, each command is applied on its own so only the culprit fails.
+ */
+export async function executeBatch(root: EntityManager, settings: Settings, commands: Command[]): Promise<{ executions: Execution[]; failures: Failure[] }> {
+  try {
+    return { executions: await applyBatch(root, settings, commands), failures: [] };
+  } catch (error) {
+    if (commands.length === 1) return { executions: [], failures: [{ command: commands[0] as Command, error: error as Error }] };
+  }
+  const executions: Execution[] = [];
+  const failures: Failure[] = [];
+  for (const command of commands) {
+    const alone = await executeBatch(root, settings, [command]);
+    executions.push(...alone.executions);
+    failures.push(...alone.failures);
+  }
+  return { executions, failures };
 }

@@ -5,7 +5,7 @@ import type Joi from 'joi';
 import type { ApiContext } from '../context.ts';
 import { tierFor } from '../domain/reputation.ts';
 import { ApiError } from '../errors.ts';
-import { randomToken, sha256Hex } from '../crypto/encoding.ts';
+import { randomToken, sha256, sha256Hex } from '../crypto/encoding.ts';
 import type { Command, CommandResult } from '../pipeline/command.ts';
 import type { RateDecision } from '../store/rateLimiter.ts';
 import { authenticate, hashToken, headerValue } from './auth.ts';
@@ -73,9 +73,10 @@ export async function runMutation(
 
   const sourceIp = request.info.remoteAddress;
   const scope = auth ? auth.actor.agentId : `anon:${sourceIp}`;
-  const commandId = randomUUID();
   const retryKey = retryKeyOf(request, input);
   const fingerprint = sha256Hex(`${request.method} ${request.path} ${actionName} ${canonicalize(params) ?? ''}`);
+  // Derived from the retry key, so the database recognises a retried command even after its claim expired.
+  const commandId = retryKey ? `cmd_${sha256(`${scope}\n${retryKey}\n${fingerprint}`).toString('base64url').slice(0, 40)}` : randomUUID();
   const claim = retryKey ? { cacheKey: ctx.keys.idempotency(scope, retryKey), fingerprint } : null;
 
   if (claim) {

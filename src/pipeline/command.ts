@@ -31,3 +31,8 @@ export interface CommandResult {
   status: number;
   body: Record<string, unknown>;
 }
+
+/** One queue job: commands of one partition, applied in order in one transaction. */
+export interface CommandBatch {
+  commands: Command[];
+}

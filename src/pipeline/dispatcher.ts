@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Command, CommandResult } from './command.ts';
+import type { Command, CommandBatch, CommandResult } from './command.ts';
 import { partitionOf, partitionQueueName } from './partitions.ts';
 import type { ReplyListener } from './replies.ts';
 
@@ -14,12 +14,91 @@ export interface DispatcherOptions {
   findResult: (commandId: string) => Promise<CommandResult | null>;
 }
 
+/** Largest batch one job carries. */
+const MAX_BATCH = 128;
+/** How long commands wait for the previous batch of their partition before being sent anyway. */
+const MAX_HOLD_MS = 20;
+
+interface Waiting {
+  command: Command;
+  sent: (error?: Error) => void;
+}
+
+/**
+ * Per partition: while a batch this instance sent is still being applied,
+ * new commands gather and leave together as the next job. Under light load
+ * a command is sent at once (a batch of one); under load the batch size
+ * follows the arrival rate, so one transaction and one queue job carry many
+ * commands. A command is held at most MAX_HOLD_MS before it is enqueued.
+ */
+class PartitionLane {
+  private readonly queue: Queue;
+  private buffer: Waiting[] = [];
+  private outstanding = 0;
+  private sending = false;
+  private holdTimer: NodeJS.Timeout | null = null;
+
+  constructor(queue: Queue) {
+    this.queue = queue;
+  }
+
+  submit(command: Command): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.buffer.push({ command, sent: (error) => (error ? reject(error) : resolve()) });
+      this.pump(false);
+    });
+  }
+
+  /** The command's result (or its timeout) came back: the batch is that much closer to done. */
+  settled(): void {
+    this.outstanding = Math.max(0, this.outstanding - 1);
+    if (this.outstanding === 0) this.pump(true);
+  }
+
+  private pump(force: boolean): void {
+    if (this.sending || this.buffer.length === 0) return;
+    if (this.outstanding > 0 && !force) {
+      this.holdTimer ??= setTimeout(() => {
+        this.holdTimer = null;
+        this.pump(true);
+      }, MAX_HOLD_MS);
+      return;
+    }
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.holdTimer = null;
+    void this.send(this.buffer.splice(0, MAX_BATCH));
+  }
+
+  private async send(batch: Waiting[]): Promise<void> {
+    this.sending = true;
+    this.outstanding += batch.length;
+    const data: CommandBatch = { commands: batch.map((w) => w.command) };
+    try {
+      // No custom jobId: BullMQ dedupes by jobId only while the job exists, and a batch must never be
+      // dropped because it shares an id with an older one. Duplicates are stopped by processed_command.
+      await this.queue.add('batch', data);
+      for (const w of batch) w.sent();
+    } catch (error) {
+      this.outstanding -= batch.length;
+      for (const w of batch) w.sent(error as Error);
+    } finally {
+      this.sending = false;
+      this.pump(false);
+    }
+  }
+
+  cancelTimer(): void {
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+  }
+}
+
 /**
  * The API side of the pipeline: puts a command on its partition queue and
  * waits for the result on this instance's reply channel.
  */
 export class Dispatcher {
   private readonly queues: Queue[];
+  private readonly lanes: PartitionLane[];
   private readonly options: DispatcherOptions;
 
   constructor(options: DispatcherOptions) {
@@ -38,6 +117,7 @@ export class Dispatcher {
           },
         }),
     );
+    this.lanes = this.queues.map((q) => new PartitionLane(q));
   }
 
   get replyChannel(): string {
@@ -48,27 +128,25 @@ export class Dispatcher {
     return this.options.findResult(commandId);
   }
 
-  queueFor(partitionKey: string): Queue {
-    const queue = this.queues[partitionOf(partitionKey, this.options.partitions)];
-    if (!queue) throw new Error('partition out of range');
-    return queue;
-  }
-
   /** Enqueues and waits; null means no result within the timeout (the command may still complete). */
   async dispatch(command: Command): Promise<CommandResult | null> {
     const replies = this.options.replies;
+    const lane = this.lanes[partitionOf(command.partitionKey, this.options.partitions)];
+    if (!lane) throw new Error('partition out of range');
     const pending = replies.wait(command.commandId, this.options.timeoutMs);
     try {
-      // jobId = commandId: an enqueue retried while the job still exists is not added twice.
-      await this.queueFor(command.partitionKey).add(command.type, command, { jobId: command.commandId });
+      await lane.submit(command);
     } catch (error) {
       replies.cancel(command.commandId);
       throw error;
     }
-    return (await pending) ?? (await this.findResult(command.commandId));
+    const result = await pending;
+    lane.settled();
+    return result ?? (await this.findResult(command.commandId));
   }
 
   async close(): Promise<void> {
+    for (const lane of this.lanes) lane.cancelTimer();
     await Promise.all(this.queues.map((q) => q.close()));
   }
 }

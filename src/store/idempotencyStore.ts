@@ -3,6 +3,13 @@ import type { CommandResult } from '../pipeline/command.ts';
 
 /** Retry keys are kept 24 hours (spec Limits). */
 export const RETRY_KEY_TTL_SECONDS = 86_400;
+/**
+ * A claim whose command never reported back (the API died before enqueueing)
+ * expires after this long, so the key becomes usable again. Safe because the
+ * command id is derived from the key: a retry that re-enqueues a command still
+ * in the queue is recognised by processed_command and applied once.
+ */
+export const PENDING_CLAIM_TTL_SECONDS = 600;
 
 type Entry =
   | { state: 'pending'; fingerprint: string; commandId: string }
@@ -28,7 +35,7 @@ export class IdempotencyStore {
 
   async claim(cacheKey: string, fingerprint: string, commandId: string): Promise<Claim> {
     const entry: Entry = { state: 'pending', fingerprint, commandId };
-    const set = await this.redis.set(cacheKey, JSON.stringify(entry), 'EX', RETRY_KEY_TTL_SECONDS, 'NX');
+    const set = await this.redis.set(cacheKey, JSON.stringify(entry), 'EX', PENDING_CLAIM_TTL_SECONDS, 'NX');
     if (set === 'OK') return { kind: 'claimed' };
     const raw = await this.redis.get(cacheKey);
     if (!raw) return this.claim(cacheKey, fingerprint, commandId);
