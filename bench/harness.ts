@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
+import { Redis } from 'ioredis';
+import { deleteKeys } from '../test/support/testApp.ts';
 import { openOrm } from '../src/db/orm.ts';
 import { Client } from '../test/support/client.ts';
 
@@ -43,7 +45,12 @@ export async function startTarget(layout: 'single' | 'split', extraEnv: Record<s
   const roles = layout === 'single' ? ['all'] : ['worker', 'api'];
   const children: ChildProcess[] = [];
   for (const role of roles) {
-    children.push(spawn(process.execPath, ['src/main.ts', role], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
+    const child = spawn(process.execPath, ['src/main.ts', role], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    // A role that dies at start (port taken, bad settings) must stop the run, not leave it timing out.
+    child.once('exit', (code) => {
+      if (code !== 0 && code !== null) throw new Error(`the ${role} process exited with code ${code}`);
+    });
+    children.push(child);
     // Migrations run on start; let the first process finish them before the next starts.
     await new Promise((resolve) => setTimeout(resolve, 1500));
   }
@@ -57,8 +64,11 @@ export async function startTarget(layout: 'single' | 'split', extraEnv: Record<s
     client,
     url,
     stop: async () => {
-      for (const child of children) child.kill('SIGTERM');
+      for (const child of children) child.removeAllListeners('exit').kill('SIGTERM');
       await Promise.all(children.map((c) => new Promise((resolve) => c.once('exit', resolve))));
+      const redis = new Redis(env.REDIS_URL);
+      await deleteKeys(redis, `${env.REDIS_PREFIX}:*`);
+      await redis.quit();
     },
   };
 }
