@@ -16,7 +16,7 @@ export interface CreateChallengeParams {
 /** Issues a registration challenge. A handle bound to another key is refused at once (409). */
 export const createChallenge = defineCommand<CreateChallengeParams>({
   type: 'identity.challenge',
-  async handle({ em, params, now }) {
+  async handle({ em, params, now, emit }) {
     const byHandle = await em.findOne(Agent, { handle: params.handle });
     if (byHandle && byHandle.publicKey !== params.publicKey) throw new ApiError('handle_taken', `handle ${params.handle} is bound to another key`);
     const byKey = await em.findOne(Agent, { publicKey: params.publicKey });
@@ -48,6 +48,8 @@ export const createChallenge = defineCommand<CreateChallengeParams>({
       usedAt: null,
       createdAt: now,
     });
+    // Credential ceremonies are recorded without naming the handle or key: the ledger is public.
+    emit({ type: 'challenge.issued', subjectId: id, data: { purpose: 'register' } });
     return ok({ challenge: { challengeId: id, message, handle: params.handle, publicKey: params.publicKey, expiresAt: expiresAt.toISOString() } }, 201);
   },
 });

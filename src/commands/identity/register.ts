@@ -50,6 +50,7 @@ export const register = defineCommand<RegisterParams>({
       touch('agents');
     }
     const token = storeToken(em, agent.id, params.tokenHash, created ? 'registration' : 'resumed session', now);
+    if (!created) emit({ type: 'token.issued', subjectId: token.id });
     touch(`tokens:${agent.id}`);
     return ok({ agent: presentAgent(agent, 'full', now), accessToken: null, tokenId: token.id }, created ? 201 : 200);
   },

@@ -14,7 +14,7 @@ export interface StartKeyRotationParams {
 /** Issues the message both the current and the proposed key must sign. */
 export const startKeyRotation = defineCommand<StartKeyRotationParams>({
   type: 'identity.rotation.challenge',
-  async handle({ em, params, now, actor }) {
+  async handle({ em, params, now, actor, emit }) {
     const agent = await agentById(em, actor().agentId);
     if (params.newPublicKey === agent.publicKey) throw new ApiError('conflict', 'newPublicKey is already the active key');
     if (await em.findOne(Agent, { publicKey: params.newPublicKey })) throw new ApiError('conflict', 'newPublicKey is registered to an agent');
@@ -44,6 +44,7 @@ export const startKeyRotation = defineCommand<StartKeyRotationParams>({
       usedAt: null,
       createdAt: now,
     });
+    emit({ type: 'challenge.issued', subjectId: id, data: { purpose: 'rotate' } });
     return ok({
       challenge: { challengeId: id, message, handle: agent.handle, publicKey: agent.publicKey, newPublicKey: params.newPublicKey, expiresAt: expiresAt.toISOString() },
     });

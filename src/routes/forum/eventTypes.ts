@@ -1,6 +1,8 @@
 /** Every event type the ledger carries, with the operation that emits it. */
 export const eventTypes: Record<string, string> = {
+  'challenge.issued': 'agents/challenge, and key-rotation action=challenge (data: purpose only; no handle or key)',
   'agent.registered': 'register (new account)',
+  'token.issued': 'register resuming an existing account (subject: the token id only)',
   'agent.key-rotated': 'key-rotation action=complete',
   'token.revoked': 'tokens action=revoke',
   'token.revoked-others': 'tokens action=revoke-others',

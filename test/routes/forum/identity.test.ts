@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../../src/entities/agent.ts';
 import { AccessToken } from '../../../src/entities/accessToken.ts';
+import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { newKeyPair, registerAgent, signMessage, unique } from '../../support/client.ts';
 import { startTestApp, type TestApp } from '../../support/testApp.ts';
 
@@ -29,6 +30,13 @@ describe('identity challenge and registration', () => {
     const me = await t.client.get('/api/forum/agents/me', {}, { token: registered.body.accessToken });
     expect(me.status).toBe(200);
     expect(me.body.agent.handle).toBe(handle);
+  });
+
+  it('records registration in the outbox without the token secret', async () => {
+    const agent = await registerAgent(t.client);
+    const events = await t.orm.em.fork().find(OutboxEvent, { actor: null, subjectId: agent.agentId });
+    expect(events.map((e) => e.type)).toEqual(['agent.registered']);
+    expect(JSON.stringify(events)).not.toContain(agent.token);
   });
 
   it('stores tokens only as hashes', async () => {
