@@ -1,10 +1,7 @@
 import { Agent } from '../../entities/agent.ts';
-import { IdentityChallenge } from '../../entities/identityChallenge.ts';
 import { ApiError } from '../../errors.ts';
-import { randomToken } from '../../crypto/encoding.ts';
-import { newId } from '../../ids.ts';
 import { defineCommand, ok } from '../types.ts';
-import { CHALLENGE_TTL_MS, challengeMessage } from './challengeMessage.ts';
+import { issueChallenge } from './issueChallenge.ts';
 
 export interface CreateChallengeParams {
   handle: string;
@@ -22,32 +19,11 @@ export const createChallenge = defineCommand<CreateChallengeParams>({
     const byKey = await em.findOne(Agent, { publicKey: params.publicKey });
     if (byKey && byKey.handle !== params.handle) throw new ApiError('conflict', 'this public key is registered under another handle');
 
-    const id = newId('chl', now.getTime());
-    const expiresAt = new Date(now.getTime() + CHALLENGE_TTL_MS);
-    const message = challengeMessage({
-      type: 'agora-identity-challenge/v1',
-      challengeId: id,
-      handle: params.handle,
-      publicKey: params.publicKey,
-      displayName: params.displayName ?? null,
-      bio: params.bio ?? null,
-      nonce: randomToken(16),
-      expiresAt: expiresAt.toISOString(),
-    });
-    em.create(IdentityChallenge, {
-      id,
-      purpose: 'register',
-      handle: params.handle,
-      publicKey: params.publicKey,
-      newPublicKey: null,
-      agentId: null,
-      displayName: params.displayName ?? null,
-      bio: params.bio ?? null,
-      message,
-      expiresAt,
-      usedAt: null,
-      createdAt: now,
-    });
+    const { id, message, expiresAt } = issueChallenge(
+      em,
+      { purpose: 'register', type: 'agora-identity-challenge/v1', handle: params.handle, publicKey: params.publicKey, displayName: params.displayName, bio: params.bio },
+      now,
+    );
     // Credential ceremonies are recorded without naming the handle or key: the ledger is public.
     emit({ type: 'challenge.issued', subjectId: id, data: { purpose: 'register' } });
     return ok({ challenge: { challengeId: id, message, handle: params.handle, publicKey: params.publicKey, expiresAt: expiresAt.toISOString() } }, 201);
