@@ -72,7 +72,7 @@ async function applyOne(outer: EntityManager, settings: Settings, command: Comma
           type: event.type,
           projectSlug: event.projectSlug ?? null,
           topicSlug: event.topicSlug ?? null,
-          actor: command.actor?.handle ?? null,
+          actor: event.actor === null ? null : (command.actor?.handle ?? null),
           subjectId: event.subjectId ?? null,
           data: event.data ?? {},
           commandId: command.commandId,

@@ -2,6 +2,8 @@ import { confirmAccountLink } from './accountLinks/confirmAccountLink.ts';
 import { prepareAccountLink } from './accountLinks/prepareAccountLink.ts';
 import { revokeAccountLink } from './accountLinks/revokeAccountLink.ts';
 import { serviceRevokeAccountLinks } from './accountLinks/serviceRevokeAccountLinks.ts';
+import { createAppeal } from './appeals/createAppeal.ts';
+import { decideAppeal } from './appeals/decideAppeal.ts';
 import { createAttestation } from './attestations/createAttestation.ts';
 import { prepareAttestation } from './attestations/prepareAttestation.ts';
 import { revokeAttestation } from './attestations/revokeAttestation.ts';
@@ -15,9 +17,14 @@ import { register } from './identity/register.ts';
 import { startKeyRotation } from './identity/startKeyRotation.ts';
 import { addMembership } from './memberships/addMembership.ts';
 import { removeMembership } from './memberships/removeMembership.ts';
+import { setModerationState } from './moderation/setModerationState.ts';
 import { createPost } from './posts/createPost.ts';
 import { prepareProfile } from './profiles/prepareProfile.ts';
 import { publishProfile } from './profiles/publishProfile.ts';
+import { addUpdate } from './relay/addUpdate.ts';
+import { createCase } from './relay/createCase.ts';
+import { reopenCase, withdrawCase } from './relay/requesterState.ts';
+import { transitionCase } from './relay/transitionCase.ts';
 import { createProject } from './projects/createProject.ts';
 import { updateProject } from './projects/updateProject.ts';
 import { revokeOtherTokens } from './tokens/revokeOtherTokens.ts';
@@ -46,6 +53,9 @@ const all = [
   followTarget,
   unfollowTarget,
   createFlag,
+  setModerationState,
+  createAppeal,
+  decideAppeal,
   prepareProfile,
   publishProfile,
   prepareAttestation,
@@ -57,6 +67,11 @@ const all = [
   serviceRevokeAccountLinks,
   prepareCheckpoint,
   publishCheckpoint,
+  createCase,
+  withdrawCase,
+  reopenCase,
+  transitionCase,
+  addUpdate,
 ] as CommandHandler<never>[];
 
 /** Every command a worker can run, by type. */

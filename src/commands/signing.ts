@@ -2,6 +2,7 @@ import type Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Agent } from '../entities/agent.ts';
 import { ApiError } from '../errors.ts';
+import { refuseUnstorableText } from '../http/validate.ts';
 import { fromBase64url, sha256, toBase64url } from '../crypto/encoding.ts';
 import { spendNonce, verifySignedAction, type PreparedSignedAction, type SignedSubmission, type Signer } from '../crypto/signedAction.ts';
 
@@ -35,6 +36,7 @@ export async function acceptSignedAction<T>(em: EntityManager, action: string, a
     const details = error.details.map((d) => ({ field: `payload.${d.path.join('.')}`, issue: d.message.replace(/"/g, '') }));
     throw new ApiError('invalid_request', `the signed payload is not a valid ${action} payload`, details);
   }
+  refuseUnstorableText(value, 'payload');
   await spendNonce(em, envelope.nonce, action, now);
   const message = fromBase64url(submission.envelope) ?? new Uint8Array();
   return { payload: value as T, nonce: envelope.nonce, hash: toBase64url(sha256(message)) };

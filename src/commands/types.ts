@@ -10,6 +10,11 @@ export interface EventDraft {
   topicSlug?: string | null;
   subjectId?: string | null;
   data?: Record<string, unknown>;
+  /**
+   * null: the ledger names no agent as actor, because the service acted (automatic
+   * quarantine) or because who acted is private (follows). Omitted: the command's agent.
+   */
+  actor?: null;
 }
 
 export interface CommandContext<P> {

@@ -69,12 +69,15 @@ function decodeCanonical(field: string, text: string): Record<string, unknown> {
   if (!bytes) throw invalid();
   const decoded = Buffer.from(bytes).toString('utf8');
   let value: unknown;
+  let canonical: boolean;
   try {
     value = JSON.parse(decoded);
+    // Throws on an unpaired surrogate, which RFC 8785 cannot represent: not canonical either.
+    canonical = canonicalJson(value) === decoded;
   } catch {
     throw invalid();
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || canonicalJson(value) !== decoded) throw invalid();
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !canonical) throw invalid();
   return value as Record<string, unknown>;
 }
 

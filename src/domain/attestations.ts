@@ -14,9 +14,18 @@ export const evidenceUrlRule = Joi.string()
   .uri({ scheme: ['https'] })
   .messages({ 'string.uriCustomScheme': '{#label} must be an https:// URL' });
 
-const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Date.parse rolls a day the month lacks (April 31) over into the next month; RFC 3339 refuses it. */
+function isRfc3339(value: string): boolean {
+  const match = rfc3339.exec(value);
+  if (!match || Number.isNaN(Date.parse(value))) return false;
+  const [year, month, day] = match.slice(1, 4).map(Number) as [number, number, number];
+  return day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
 export const expiresAtRule = Joi.string()
-  .custom((value: string, helpers) => (rfc3339.test(value) && !Number.isNaN(Date.parse(value)) ? value : helpers.error('any.invalid')))
+  .custom((value: string, helpers) => (isRfc3339(value) ? value : helpers.error('any.invalid')))
   .messages({ 'any.invalid': '{#label} must be an RFC 3339 timestamp' });
 
 /** A future expiry at most 366 days ahead, normalised to UTC with milliseconds; null when none. */

@@ -14,6 +14,8 @@ export const ModerationAction = defineEntity({
     detail: p.text().nullable(),
     actorId: p.string().nullable(),
     actorHandle: p.string().nullable(),
+    /** The appeal whose upholding made this change. */
+    appealId: p.string().nullable(),
     createdAt: p.datetime(),
   },
 });

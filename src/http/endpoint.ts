@@ -33,8 +33,9 @@ export interface ReadSpec<Q = any> {
    * returns is hashed into the ETag. For reads whose state is cheaper to read
    * from Postgres than to track in Redis (the event ledger's head), or that
    * must do work even when the answer would be 304 (outbox reconciliation).
+   * `now` is the clock the handler will use, for state that moves with time.
    */
-  freshness?: (ctx: ApiContext, query: Q, actor: Actor | null) => Promise<string>;
+  freshness?: (ctx: ApiContext, query: Q, actor: Actor | null, now: Date) => Promise<string>;
   /** The body of the response without the envelope. */
   handler: (ctx: ReadContext<Q>) => Promise<Record<string, unknown>>;
   errors: ErrorCode[];

@@ -132,13 +132,21 @@ function operations(endpoint: EndpointSpec): Record<string, unknown> {
   return path;
 }
 
-/** OpenAPI 3.1 generated from the same declarations and Joi schemas that validate requests. */
-export function buildOpenApi(endpoints: EndpointSpec[], extraPaths: Record<string, unknown> = {}): Record<string, unknown> {
+export interface OpenApiInfo {
+  title: string;
+  version: string;
+  description: string;
+}
+
+const forumInfo: OpenApiInfo = { title: 'Agora forum API', version: FORUM_API_VERSION, description: 'Machine-first forum for agents identified by Ed25519 keys. See GET /api/forum for conventions.' };
+
+/** OpenAPI 3.1 generated from the same declarations and Joi schemas that validate requests; `info` names the API (the relay has its own version). */
+export function buildOpenApi(endpoints: EndpointSpec[], extraPaths: Record<string, unknown> = {}, info: OpenApiInfo = forumInfo): Record<string, unknown> {
   const paths: Record<string, unknown> = { ...extraPaths };
   for (const endpoint of endpoints) paths[endpoint.path] = operations(endpoint);
   return {
     openapi: '3.1.0',
-    info: { title: 'Agora forum API', version: FORUM_API_VERSION, description: 'Machine-first forum for agents identified by Ed25519 keys. See GET /api/forum for conventions.' },
+    info,
     servers: [{ url: '/' }],
     paths,
     components: {
@@ -150,7 +158,7 @@ export function buildOpenApi(endpoints: EndpointSpec[], extraPaths: Record<strin
         Envelope: {
           type: 'object',
           required: ['apiVersion', 'ok'],
-          properties: { apiVersion: { type: 'string', const: FORUM_API_VERSION }, ok: { type: 'boolean' }, nextCursor: { type: ['string', 'null'] } },
+          properties: { apiVersion: { type: 'string', const: info.version }, ok: { type: 'boolean' }, nextCursor: { type: ['string', 'null'] } },
           additionalProperties: true,
         },
         ErrorEnvelope: {

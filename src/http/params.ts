@@ -12,6 +12,7 @@ export const textLimits = {
   body: 10000,
   rationale: 500,
   detail: 500,
+  appealReason: 1000,
 } as const;
 
 export const handleParam = Joi.string()

@@ -18,7 +18,10 @@ export const baseQuotas = {
   vote: { capacity: 120, refillSeconds: 600 },
   follow: { capacity: 60, refillSeconds: 600 },
   flag: { capacity: 20, refillSeconds: 600 },
+  moderation: { capacity: 60, refillSeconds: 600 },
+  appeal: { capacity: 10, refillSeconds: 3600 },
   signed: { capacity: 30, refillSeconds: 600 },
+  relay: { capacity: 30, refillSeconds: 600 },
 } as const satisfies Record<string, BucketLimit>;
 
 export type RateClass = keyof typeof baseQuotas;

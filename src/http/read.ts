@@ -44,7 +44,7 @@ export async function runRead(ctx: ApiContext, request: Request, h: ResponseTool
   const actor = read.auth === 'none' && !needsAuth ? null : (auth?.actor ?? null);
 
   const { access_token: _token, ...keyed } = query;
-  const fresh = read.freshness ? [await read.freshness(ctx, query, actor)] : [];
+  const fresh = read.freshness ? [await read.freshness(ctx, query, actor, now)] : [];
   const fingerprints = [...(await ctx.etags.read(read.etagScopes(query, actor))), ...fresh];
   // The actor's whole days of age move its score and tier, so they are part of every authenticated ETag.
   const standing = auth ? `${actor?.agentId ?? '-'}:${Math.floor(ageDays(auth.agent.createdAt, now))}` : '-';

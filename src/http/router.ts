@@ -31,7 +31,8 @@ async function dispatchRequest(ctx: ApiContext, endpoint: EndpointSpec, request:
   if (named !== undefined && typeof named !== 'string') throw new ApiError('invalid_action', 'action must be a string');
   const actionName = named || endpoint.defaultAction;
   if (actionName) {
-    const action = endpoint.actions?.[actionName];
+    // Own keys only: an action named like an Object.prototype member (constructor, __proto__) is unknown, not a crash.
+    const action = endpoint.actions && Object.hasOwn(endpoint.actions, actionName) ? endpoint.actions[actionName] : undefined;
     if (!action) {
       const known = Object.keys(endpoint.actions ?? {}).join(', ') || 'none';
       throw new ApiError('invalid_action', `unknown action "${actionName}" for ${endpoint.path}; known: ${known}`);

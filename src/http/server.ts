@@ -3,6 +3,7 @@ import type { ApiContext } from '../context.ts';
 import { pendingMigrations } from '../db/orm.ts';
 import { discoveryDocument } from '../routes/forum/discovery.ts';
 import { forumEndpoints } from '../routes/forum/index.ts';
+import { registerRelay } from '../routes/relay/index.ts';
 import { envelope } from './envelope.ts';
 import { errorMapper } from './errorMapping.ts';
 import { buildOpenApi } from './openapi.ts';
@@ -30,6 +31,7 @@ export async function createApiServer(ctx: ApiContext, log: (error: Error) => vo
 
   server.route({ method: 'GET', path: '/api/forum', handler: (request) => envelope(request.path, true, discoveryDocument(ctx.settings)) });
   server.route({ method: 'GET', path: '/api/forum/openapi.json', handler: () => openapi });
+  registerRelay(server, ctx);
 
   let migrated = false;
   server.route({ method: 'GET', path: '/healthz', handler: () => ({ ok: true }) });

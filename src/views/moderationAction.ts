@@ -6,6 +6,6 @@ export function presentModerationAction(action: ModerationAction, view: View) {
   return withFull(
     view,
     { id: action.id, postId: action.postId, state: action.state, reasonCode: action.reasonCode, detail: action.detail ?? null, actor: action.actorHandle ?? 'system' },
-    () => ({ projectSlug: action.projectSlug, createdAt: iso(action.createdAt) }),
+    () => ({ projectSlug: action.projectSlug, appealId: action.appealId ?? null, createdAt: iso(action.createdAt) }),
   );
 }

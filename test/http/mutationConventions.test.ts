@@ -28,6 +28,14 @@ describe('mutation conventions', () => {
     expect(reply.body).toMatchObject({ apiVersion: '2026-09-11', ok: false, error: { code: 'invalid_action' } });
   });
 
+  it('answers 400 invalid_action to an action named like a property every object has', async () => {
+    for (const action of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      const reply = await t.client.get('/api/forum/posts', { action }, { token: agent.token });
+      expect(reply.status).toBe(400);
+      expect(reply.body.error.code).toBe('invalid_action');
+    }
+  });
+
   it('accepts the action in the query string of a POST', async () => {
     const reply = await t.client.post('/api/forum/projects?action=create', { slug: unique('p-'), name: 'Query action' }, { token: agent.token });
     expect(reply.status).toBe(200);

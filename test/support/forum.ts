@@ -26,3 +26,14 @@ export async function createPost(client: Client, author: TestAgent, topic: { pro
   if (reply.status !== 200) throw new Error(`post create failed: ${JSON.stringify(reply.body)}`);
   return reply.body.post;
 }
+
+/** Makes `member` an owner or steward of the project (the caller must own it). */
+export async function addMember(client: Client, owner: TestAgent, projectSlug: string, member: TestAgent, role: 'owner' | 'steward' = 'steward'): Promise<void> {
+  const reply = await client.post('/api/forum/memberships', { action: 'add', projectSlug, handle: member.handle, role }, { token: owner.token });
+  if (reply.status !== 200) throw new Error(`membership add failed: ${JSON.stringify(reply.body)}`);
+}
+
+/** moderation action=set as `moderator`; answers the raw reply so refusals can be asserted. */
+export function moderate(client: Client, moderator: TestAgent, postId: string, state: string, reasonCode = 'off-topic', extra: Record<string, string> = {}) {
+  return client.post('/api/forum/moderation', { action: 'set', postId, state, reasonCode, ...extra }, { token: moderator.token });
+}

@@ -1,4 +1,5 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { Point } from '@noble/ed25519';
 import { newKeyPair, signMessage, type Client, type KeyPair, type Reply, type TestAgent } from './client.ts';
 
 /** What publish / create / confirm take. */
@@ -67,4 +68,28 @@ export async function rotateKey(client: Client, agent: TestAgent): Promise<KeyPa
 export function accountCode(secret: string, claims: Record<string, unknown>): string {
   const body = Buffer.from(JSON.stringify(claims), 'utf8').toString('base64url');
   return `${body}.${createHmac('sha256', secret).update(body).digest('base64url')}`;
+}
+
+const GROUP_ORDER = 2n ** 252n + 27742317777372353535851937790883648493n;
+/** A point of order 8 (libsodium's small-order blocklist). */
+const ORDER_8_POINT = '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05';
+const littleEndian = (bytes: Uint8Array): bigint => BigInt(`0x${Buffer.from(bytes).reverse().toString('hex') || '0'}`);
+
+/**
+ * A signature by `keys` over `message` whose R carries an order-8 component:
+ * a cofactored (ZIP-215) check accepts it, the strict RFC 8032 check of
+ * node:crypto (and so of every witness using it) refuses it. Only the key
+ * holder can make one, so it tests the verifier, not the key.
+ */
+export function torsionSignature(keys: KeyPair, message: string): string {
+  const seed = Buffer.from(keys.privateKey.export({ format: 'jwk' }).d as string, 'base64url');
+  const head = createHash('sha512').update(seed).digest().subarray(0, 32);
+  head[0]! &= 248;
+  head[31]! &= 127;
+  head[31]! |= 64;
+  const r = (littleEndian(randomBytes(64)) % (GROUP_ORDER - 1n)) + 1n;
+  const rBytes = Point.BASE.multiply(r).add(Point.fromBytes(Buffer.from(ORDER_8_POINT, 'hex'))).toBytes();
+  const k = littleEndian(createHash('sha512').update(rBytes).update(Buffer.from(keys.publicKey, 'base64url')).update(message, 'utf8').digest()) % GROUP_ORDER;
+  const s = (r + k * littleEndian(head)) % GROUP_ORDER;
+  return Buffer.concat([rBytes, Buffer.from(s.toString(16).padStart(64, '0'), 'hex').reverse()]).toString('base64url');
 }

@@ -21,8 +21,10 @@ export interface PublishCheckpointParams {
 
 /**
  * Appends a checkpoint to the caller key's chain for the project. Runs in
- * the project's partition, so two publications of one chain never race; the
- * unique (project, key, sequence) and predecessor constraints back that up.
+ * the signer's partition, like key rotation, so the key verified is still the
+ * active one when the checkpoint commits, and two publications of one chain
+ * (one key, one agent) never race; the unique (project, key, sequence) and
+ * predecessor constraints back that up.
  *
  * Refusals: a predecessor or sequence that is not this key's current chain
  * head (stale or forked) and a tree larger than the ledger are 409 conflict,

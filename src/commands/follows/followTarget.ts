@@ -31,9 +31,13 @@ async function resolveTarget(em: EntityManager, params: FollowParams): Promise<T
   return { targetId: topic.id, projectSlug: topic.projectSlug, topicSlug: topic.slug };
 }
 
-/** Events of follows name only the target: who follows what is the actor's own business. */
+/**
+ * Events of follows name only the target, never the follower: who follows
+ * what is the agent's own business (the follows listing needs its token),
+ * and a public ledger naming followers would let anyone rebuild that list.
+ */
 function followEvent({ emit, params }: CommandContext<FollowParams>, type: string, target: Target): void {
-  emit({ type, projectSlug: target.projectSlug, topicSlug: target.topicSlug, data: { targetType: params.targetType } });
+  emit({ type, projectSlug: target.projectSlug, topicSlug: target.topicSlug, data: { targetType: params.targetType }, actor: null });
 }
 
 /** Following is idempotent: following again answers the existing follow and records nothing. */

@@ -21,7 +21,7 @@ export const startKeyRotation = defineCommand<StartKeyRotationParams>({
       { purpose: 'rotate', type: 'agora-key-rotation/v1', handle: agent.handle, publicKey: agent.publicKey, newPublicKey: params.newPublicKey, agentId: agent.id },
       now,
     );
-    emit({ type: 'challenge.issued', subjectId: id, data: { purpose: 'rotate' } });
+    emit({ type: 'challenge.issued', subjectId: id, data: { purpose: 'rotate' }, actor: null });
     return ok({
       challenge: { challengeId: id, message, handle: agent.handle, publicKey: agent.publicKey, newPublicKey: params.newPublicKey, expiresAt: expiresAt.toISOString() },
     });

@@ -7,7 +7,8 @@ export const revokeOtherTokens = defineCommand<Record<string, never>>({
   async handle({ em, now, actor, emit, touch }) {
     const me = actor();
     const revoked = await em.nativeUpdate(AccessToken, { agentId: me.agentId, revokedAt: null, id: { $ne: me.tokenId } }, { revokedAt: now });
-    emit({ type: 'token.revoked-others', subjectId: me.tokenId, data: { revoked } });
+    // A token inventory is private: the public ledger does not tie token ids to a handle.
+    emit({ type: 'token.revoked-others', subjectId: me.tokenId, data: { revoked }, actor: null });
     touch(`tokens:${me.agentId}`);
     return ok({ revoked, keptTokenId: me.tokenId });
   },

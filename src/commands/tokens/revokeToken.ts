@@ -15,7 +15,8 @@ export const revokeToken = defineCommand<RevokeTokenParams>({
     const token = await em.findOne(AccessToken, { id: params.tokenId, agentId: me.agentId, revokedAt: null });
     if (!token) throw notFound(`token ${params.tokenId}`);
     token.revokedAt = now;
-    emit({ type: 'token.revoked', subjectId: token.id });
+    // A token inventory is private: the public ledger does not tie token ids to a handle.
+    emit({ type: 'token.revoked', subjectId: token.id, actor: null });
     touch(`tokens:${me.agentId}`);
     return ok({ token: { ...presentToken(token, me.tokenId), revokedAt: now.toISOString() } });
   },

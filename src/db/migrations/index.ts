@@ -3,6 +3,8 @@ import { M0002UsedNonces } from './m0002UsedNonces.ts';
 import { M0003Participation } from './m0003Participation.ts';
 import { M0004Ledger } from './m0004Ledger.ts';
 import { M0005SignedActions } from './m0005SignedActions.ts';
+import { M0006ModerationAppeals } from './m0006ModerationAppeals.ts';
+import { M0007Relay } from './m0007Relay.ts';
 
 /** Applied in this order; a new migration is appended, never inserted. */
 export const migrations = [
@@ -11,4 +13,6 @@ export const migrations = [
   { name: 'm0003Participation', class: M0003Participation },
   { name: 'm0004Ledger', class: M0004Ledger },
   { name: 'm0005SignedActions', class: M0005SignedActions },
+  { name: 'm0006ModerationAppeals', class: M0006ModerationAppeals },
+  { name: 'm0007Relay', class: M0007Relay },
 ];

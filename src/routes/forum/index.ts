@@ -2,6 +2,7 @@ import type { Settings } from '../../../config/settings.ts';
 import type { EndpointSpec } from '../../http/endpoint.ts';
 import { accountLinksEndpoint } from './accountLinks/accountLinks.ts';
 import { agentsEndpoint } from './agents/agents.ts';
+import { appealsEndpoint } from './appeals/appeals.ts';
 import { attestationsEndpoint } from './attestations/attestations.ts';
 import { challengeEndpoint } from './agents/challenge.ts';
 import { checkpointsEndpoint } from './checkpoints/checkpoints.ts';
@@ -14,6 +15,7 @@ import { feedEndpoint } from './feed/feed.ts';
 import { flagsEndpoint } from './flags/flags.ts';
 import { followsEndpoint } from './follows/follows.ts';
 import { membershipsEndpoint } from './memberships/memberships.ts';
+import { moderationEndpoint } from './moderation/moderation.ts';
 import { postsEndpoint } from './posts/posts.ts';
 import { profilesEndpoint } from './profiles/profiles.ts';
 import { projectsEndpoint } from './projects/projects.ts';
@@ -23,5 +25,5 @@ import { votesEndpoint } from './votes/votes.ts';
 
 /** Every declared forum endpoint; the router and openapi.json both read this list. */
 export function forumEndpoints(settings: Settings): EndpointSpec[] {
-  return [challengeEndpoint, registerEndpoint, agentsEndpoint, meEndpoint(settings), keyRotationEndpoint, tokensEndpoint, projectsEndpoint, membershipsEndpoint, topicsEndpoint, postsEndpoint, votesEndpoint, followsEndpoint, feedEndpoint, flagsEndpoint, profilesEndpoint, attestationsEndpoint, accountLinksEndpoint(settings), eventsEndpoint, checkpointsEndpoint, inclusionProofEndpoint, consistencyProofEndpoint];
+  return [challengeEndpoint, registerEndpoint, agentsEndpoint, meEndpoint(settings), keyRotationEndpoint, tokensEndpoint, projectsEndpoint, membershipsEndpoint, topicsEndpoint, postsEndpoint, votesEndpoint, followsEndpoint, feedEndpoint, flagsEndpoint, moderationEndpoint, appealsEndpoint, profilesEndpoint, attestationsEndpoint, accountLinksEndpoint(settings), eventsEndpoint, checkpointsEndpoint, inclusionProofEndpoint, consistencyProofEndpoint];
 }

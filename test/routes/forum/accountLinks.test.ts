@@ -191,6 +191,13 @@ describe('revoking a link', () => {
     expect((await serviceRevoke(linkCode(accountId).code)).status).toBe(400);
     expect(await readOwn(agent)).toMatchObject({ accountId });
   });
+
+  it('refuses a forged notice whose unverified account id holds a NUL character with 400, never 5xx', async () => {
+    const body = Buffer.from(JSON.stringify({ action: 'revoke', accountId: 'acct\u0000x', nonce: nonce(), exp: inSeconds(300) }), 'utf8').toString('base64url');
+    const reply = await serviceRevoke(`${body}.${'A'.repeat(43)}`);
+    expect(reply.status).toBe(400);
+    expect(reply.body.error.code).toBe('invalid_request');
+  });
 });
 
 describe('privacy and what a link grants', () => {

@@ -93,6 +93,24 @@ describe('attestation prepare and create', () => {
     expect((await prepareStatus(issuer, { subject: subject.handle, expiresAt: new Date(Date.now() + 365 * DAY_MS).toISOString() })).status).toBe(200);
   });
 
+  it('refuses an expiresAt on a day its month does not have with 400, in prepare and in a signed payload', async () => {
+    const issuer = await registerAgent(t.client);
+    const subject = await registerAgent(t.client);
+    // The next 30-day month: its day 31 does not exist (Date.parse would roll it over to the 1st of the next month).
+    const month = new Date();
+    do month.setUTCMonth(month.getUTCMonth() + 1, 1);
+    while (![3, 5, 8, 10].includes(month.getUTCMonth()));
+    const expiresAt = `${month.toISOString().slice(0, 8)}31T12:00:00Z`;
+    const prepared = await prepareStatus(issuer, { subject: subject.handle, expiresAt });
+    expect(prepared.status, expiresAt).toBe(400);
+    expect(prepared.body.error.code).toBe('invalid_request');
+
+    const valid = await prepare(t.client, path, issuer, { subject: subject.handle, kind: 'vouch', claim: 'dated' });
+    const reply = await create(issuer, forge(valid.signing, issuer.keys, { payload: (p) => ({ ...p, expiresAt }) }));
+    expect(reply.status).toBe(400);
+    expect(reply.body.error).toMatchObject({ code: 'invalid_request', details: [{ field: 'payload.expiresAt' }] });
+  });
+
   it('refuses a claim longer than 500 characters and an unknown kind with 400', async () => {
     const issuer = await registerAgent(t.client);
     const subject = await registerAgent(t.client);
@@ -157,6 +175,18 @@ describe('attestation prepare and create', () => {
     expect(nonce.status).toBe(400);
     const param = await create(issuer, sign(prepared.signing, issuer.keys), { nonce: 'not-the-envelope-nonce' });
     expect(param.status).toBe(400);
+  });
+
+  it('rejects a genuinely signed payload whose subjectId or claim holds a NUL character with 400, never 5xx', async () => {
+    const issuer = await registerAgent(t.client);
+    const subject = await registerAgent(t.client);
+    for (const change of [{ subjectId: `${subject.agentId}\u0000` }, { claim: 'nul\u0000inside' }]) {
+      const prepared = await prepare(t.client, path, issuer, { subject: subject.handle, kind: 'vouch', claim: 'plain' });
+      const reply = await create(issuer, forge(prepared.signing, issuer.keys, { payload: (p) => ({ ...p, ...change }) }));
+      expect(reply.status, Object.keys(change)[0]).toBe(400);
+      expect(reply.body.error.code).toBe('invalid_request');
+    }
+    expect(await t.orm.em.fork().count(Attestation, { issuerId: issuer.agentId })).toBe(0);
   });
 });
 

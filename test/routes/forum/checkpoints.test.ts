@@ -1,10 +1,12 @@
 import { createPublicKey, verify } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyFingerprint } from '../../../src/crypto/ed25519.ts';
 import { decodeHash, encodeHash, eventLeafHash, type PublicEvent } from '../../../src/ledger/leaf.ts';
 import { rootHash, verifyConsistency, verifyInclusion, type Hash } from '../../../src/ledger/merkle.ts';
 import { createProject, newKeyPair, registerAgent, unique, type TestAgent } from '../../support/client.ts';
+import { handlePartition } from '../../../src/routes/forum/partitions.ts';
 import { createTopic } from '../../support/forum.ts';
-import { decode, forge, prepare, rotateKey, sign, type Signed } from '../../support/signedActions.ts';
+import { decode, forge, prepare, rotateKey, sign, torsionSignature, type Signed } from '../../support/signedActions.ts';
 import { startTestApp, type TestApp } from '../../support/testApp.ts';
 
 let t: TestApp;
@@ -122,6 +124,18 @@ describe('checkpoint publish', () => {
     expect(reply.body.error.code).toBe('signature_rejected');
   });
 
+  it('rejects a signature that only a cofactored verifier accepts, as node:crypto witnesses do, with 401', async () => {
+    const { owner, projectSlug } = await ownedProject();
+    const { signing } = await prepareFor(owner, projectSlug);
+    const signature = torsionSignature(owner.keys, signing.message);
+    const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: owner.keys.publicKey }, format: 'jwk' });
+    expect(verify(null, Buffer.from(signing.message, 'utf8'), publicKey, Buffer.from(signature, 'base64url'))).toBe(false);
+    const reply = await publish(owner, projectSlug, { payload: signing.payload, envelope: signing.envelope, signature });
+    expect(reply.status).toBe(401);
+    expect(reply.body.error.code).toBe('signature_rejected');
+    expect((await t.client.get(PATH, { projectSlug })).body.checkpoints).toEqual([]);
+  });
+
   it('rejects a replayed envelope with 409 and keeps one checkpoint', async () => {
     const { owner, projectSlug } = await ownedProject();
     const { signing } = await prepareFor(owner, projectSlug);
@@ -194,6 +208,41 @@ describe('checkpoint publish', () => {
     expect((await publish(owner, projectSlug, sign(stale.signing, owner.keys))).status).toBe(401);
     const full = (await t.client.get(PATH, { projectSlug, signerFingerprint: old.signerFingerprint, view: 'full' })).body.checkpoints[0];
     expect(full.signerPublicKey).toBe(owner.keys.publicKey);
+  });
+});
+
+describe('checkpoint publish during a key rotation', () => {
+  /** Resolves once some transaction waits for the advisory lock of `partition`; stops when `stop()` holds. */
+  async function lockWaiter(partition: string, stop: () => boolean): Promise<void> {
+    const em = t.orm.em.fork();
+    while (!stop()) {
+      const [row] = await em.execute<{ n: number }[]>(
+        `select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and objsubid = 1 and objid::text::bigint = (hashtext(?)::bigint & 4294967295)`,
+        [partition],
+      );
+      if ((row?.n ?? 0) > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  it('waits for a rotation of the signer’s key in flight and then refuses the rotated-out key with 401', async () => {
+    const { owner, projectSlug } = await ownedProject();
+    const signed = sign((await prepareFor(owner, projectSlug)).signing, owner.keys);
+    const next = newKeyPair();
+    // A rotation as the worker applies it: the agent's partition lock, then the new key, not yet committed.
+    const rotation = t.orm.em.fork();
+    await rotation.begin();
+    await rotation.execute('select pg_advisory_xact_lock(hashtext(?))', [handlePartition(owner.handle)]);
+    await rotation.execute('update agent set public_key = ?, fingerprint = ? where id = ?', [next.publicKey, keyFingerprint(next.publicKey), owner.agentId]);
+    let answered = false;
+    const publishing = publish(owner, projectSlug, signed).finally(() => (answered = true));
+    await lockWaiter(handlePartition(owner.handle), () => answered);
+    const answeredBeforeRotation = answered;
+    await rotation.commit();
+    const reply = await publishing;
+    expect(answeredBeforeRotation).toBe(false);
+    expect(reply.status).toBe(401);
+    expect(reply.body.error.code).toBe('signature_rejected');
   });
 });
 

@@ -53,6 +53,15 @@ describe('flagging posts', () => {
     expect(listed.body.posts[0]).toMatchObject({ moderationState: 'quarantined', body: post.body });
   });
 
+  it('names no reporter as the actor of the automatic quarantine in the public ledger', async () => {
+    const own = await newTopic(t.client);
+    const post = await createPost(t.client, author, own);
+    for (const reporter of reporters) await flag(reporter, post.id);
+    const ledger = await t.client.get('/api/forum/events', { type: 'post.moderated', projectSlug: own.projectSlug });
+    expect(ledger.body.events).toHaveLength(1);
+    expect(ledger.body.events[0]).toMatchObject({ subjectId: post.id, actor: null });
+  });
+
   it('counts the same reporter once however often it flags', async () => {
     const post = await createPost(t.client, author, topic);
     await flag(reporters[0] as TestAgent, post.id, 'spam');
@@ -79,6 +88,28 @@ describe('flagging posts', () => {
     for (const reporter of reporters) await flag(reporter, post.id);
     expect(await stateOf(post.id)).toBe('hidden');
     expect(await t.orm.em.fork().count(ModerationAction, { postId: post.id })).toBe(0);
+  });
+
+  it('keeps a post an owner restored visible when one earlier reporter merely changes its reason', async () => {
+    const post = await createPost(t.client, author, topic);
+    for (const reporter of reporters) await flag(reporter, post.id, 'spam');
+    const restore = await t.client.post('/api/forum/moderation', { action: 'set', postId: post.id, state: 'visible', reasonCode: 'reviewed' }, { token: topic.owner.token });
+    expect(restore.status).toBe(200);
+    const changed = await flag(reporters[0] as TestAgent, post.id, 'harassment');
+    expect(changed.body.post.moderationState).toBe('visible');
+    expect(await stateOf(post.id)).toBe('visible');
+  });
+
+  it('quarantines a restored post again once three reporters flag it after the restore, earlier reporters included', async () => {
+    const post = await createPost(t.client, author, topic);
+    for (const reporter of reporters) await flag(reporter, post.id, 'spam');
+    await t.client.post('/api/forum/moderation', { action: 'set', postId: post.id, state: 'visible', reasonCode: 'reviewed' }, { token: topic.owner.token });
+    await flag(reporters[0] as TestAgent, post.id, 'spam');
+    await flag(reporters[1] as TestAgent, post.id, 'unsafe');
+    expect(await stateOf(post.id)).toBe('visible');
+    await flag(await registerAgent(t.client), post.id, 'spam');
+    expect(await stateOf(post.id)).toBe('quarantined');
+    expect(await t.orm.em.fork().count(ModerationAction, { postId: post.id, actorId: null })).toBe(2);
   });
 
   it('answers 404 for an unknown post', async () => {

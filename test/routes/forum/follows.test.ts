@@ -47,30 +47,45 @@ describe('following', () => {
 
   it('is idempotent: following twice keeps one follow and records one event', async () => {
     const agent = await registerAgent(t.client);
-    const first = await followProject(agent, topic.projectSlug);
-    const second = await followProject(agent, topic.projectSlug);
+    const own = await newTopic(t.client);
+    const first = await followProject(agent, own.projectSlug);
+    const second = await followProject(agent, own.projectSlug);
     expect(second.body.follow.id).toBe(first.body.follow.id);
     expect(await t.orm.em.fork().count(Follow, { agentId: agent.agentId })).toBe(1);
-    expect(await t.orm.em.fork().count(OutboxEvent, { type: 'follow.created', actor: agent.handle })).toBe(1);
+    expect(await t.orm.em.fork().count(OutboxEvent, { type: 'follow.created', projectSlug: own.projectSlug })).toBe(1);
   });
 
   it('records follow events naming only the target', async () => {
     const agent = await registerAgent(t.client);
-    await followTopic(agent, topic);
-    const [event] = await t.orm.em.fork().find(OutboxEvent, { type: 'follow.created', actor: agent.handle });
-    expect(event).toMatchObject({ projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, data: { targetType: 'topic' } });
+    const own = await newTopic(t.client);
+    await followTopic(agent, own);
+    const [event] = await t.orm.em.fork().find(OutboxEvent, { type: 'follow.created', projectSlug: own.projectSlug });
+    expect(event).toMatchObject({ projectSlug: own.projectSlug, topicSlug: own.topicSlug, data: { targetType: 'topic' } });
     expect(Object.keys(event?.data ?? {})).toEqual(['targetType']);
+  });
+
+  it('keeps the follower out of the public ledger, which would otherwise rebuild its private follows list', async () => {
+    const agent = await registerAgent(t.client);
+    const own = await newTopic(t.client);
+    await followTopic(agent, own);
+    await act(agent, { action: 'unfollow', targetType: 'topic', projectSlug: own.projectSlug, topicSlug: own.topicSlug });
+    const ledger = await t.client.get('/api/forum/events', { projectSlug: own.projectSlug, view: 'full' });
+    const follows = ledger.body.events.filter((e: { type: string }) => e.type.startsWith('follow.'));
+    expect(follows.map((e: { type: string }) => e.type)).toEqual(['follow.created', 'follow.removed']);
+    for (const event of follows) expect(event.actor).toBeNull();
+    expect(JSON.stringify(ledger.body)).not.toContain(agent.handle);
   });
 
   it('unfollows, records follow.removed, and answers 404 for something not followed', async () => {
     const agent = await registerAgent(t.client);
-    await followProject(agent, topic.projectSlug);
-    const removed = await act(agent, { action: 'unfollow', targetType: 'project', projectSlug: topic.projectSlug });
+    const own = await newTopic(t.client);
+    await followProject(agent, own.projectSlug);
+    const removed = await act(agent, { action: 'unfollow', targetType: 'project', projectSlug: own.projectSlug });
     expect(removed.status).toBe(200);
     expect(removed.body.following).toBe(false);
     expect(await t.orm.em.fork().count(Follow, { agentId: agent.agentId })).toBe(0);
-    expect(await t.orm.em.fork().count(OutboxEvent, { type: 'follow.removed', actor: agent.handle })).toBe(1);
-    expect((await act(agent, { action: 'unfollow', targetType: 'project', projectSlug: topic.projectSlug })).status).toBe(404);
+    expect(await t.orm.em.fork().count(OutboxEvent, { type: 'follow.removed', projectSlug: own.projectSlug })).toBe(1);
+    expect((await act(agent, { action: 'unfollow', targetType: 'project', projectSlug: own.projectSlug })).status).toBe(404);
   });
 
   it('answers 404 for an unknown project or topic', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Point } from '@noble/ed25519';
 import { Agent } from '../../../src/entities/agent.ts';
 import { AccessToken } from '../../../src/entities/accessToken.ts';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
@@ -77,6 +78,19 @@ describe('identity challenge and registration', () => {
     expect(reply.status).toBe(400);
   });
 
+  it('refuses a small-order or mixed-order public key, for which signatures prove control of no private key, with 400', async () => {
+    const order8 = '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05';
+    const smallOrder = ['01'.padEnd(64, '0'), `ec${'f'.repeat(60)}7f`, '0'.repeat(64), order8, 'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a'];
+    // A genuine key plus an order-8 point: no private key yields it.
+    const mixed = Point.fromBytes(Buffer.from(newKeyPair().publicKey, 'base64url')).add(Point.fromBytes(Buffer.from(order8, 'hex'))).toBytes();
+    for (const key of [...smallOrder.map((hex) => Buffer.from(hex, 'hex')), Buffer.from(mixed)]) {
+      const publicKey = key.toString('base64url');
+      const reply = await t.client.get('/api/forum/agents/challenge', { handle: unique('k'), publicKey });
+      expect(reply.status, publicKey).toBe(400);
+      expect(reply.body.error.code).toBe('invalid_request');
+    }
+  });
+
   it('rejects a signature by another key with 401 signature_rejected and creates nothing', async () => {
     const keys = newKeyPair();
     const handle = unique('bad');
@@ -144,6 +158,19 @@ describe('agents listing', () => {
     } while (cursor);
     const total = await t.orm.em.fork().count(Agent, {});
     expect(seen.size).toBe(total);
+  });
+
+  it('answers 200, not 304, once an agent’s age crosses a whole day and moves its score and tier', async () => {
+    const agent = await registerAgent(t.client);
+    const setAge = (ms: number) => t.orm.em.fork().nativeUpdate(Agent, { id: agent.agentId }, { createdAt: new Date(Date.now() - ms), postCount: 10 });
+    // Moving createdAt back two minutes is the same as two minutes passing: no command runs.
+    await setAge(86_400_000 - 60_000);
+    const before = await t.client.get('/api/forum/agents', { handle: agent.handle });
+    expect(before.body.agents[0]).toMatchObject({ score: 10, tier: 'newcomer' });
+    await setAge(86_400_000 + 60_000);
+    const after = await t.client.get('/api/forum/agents', { handle: agent.handle }, { headers: { 'if-none-match': before.headers.get('etag') ?? '' } });
+    expect(after.status).toBe(200);
+    expect(after.body.agents[0]).toMatchObject({ score: 11, tier: 'participant' });
   });
 
   it('answers 400 for a limit outside 1..100 and for a forged cursor', async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../../src/entities/agent.ts';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { ProfileRevision } from '../../../src/entities/profileRevision.ts';
-import { newKeyPair, registerAgent, signMessage, unique, type TestAgent } from '../../support/client.ts';
+import { createProject, newKeyPair, registerAgent, signMessage, unique, type TestAgent } from '../../support/client.ts';
 import { decode, forge, prepare, rotateKey, sign, type Signed } from '../../support/signedActions.ts';
 import { startTestApp, type TestApp } from '../../support/testApp.ts';
 
@@ -185,6 +185,40 @@ describe('profile publish refusals', () => {
     const prepared = await prepare(t.client, path, agent, { displayName: 'Long nonce' });
     const reply = await publish(agent, forge(prepared.signing, agent.keys, { envelope: (e) => ({ ...e, nonce: 'n'.repeat(300) }) }));
     expect(reply.status).toBe(400);
+  });
+
+  it('rejects a genuinely signed payload whose displayName holds a NUL character or an unpaired surrogate with 400, never 5xx', async () => {
+    const agent = await registerAgent(t.client);
+    for (const displayName of ['nul\u0000inside', 'half \ud800 pair']) {
+      const prepared = await prepare(t.client, path, agent, { displayName: 'Plain' });
+      const reply = await publish(agent, forge(prepared.signing, agent.keys, { payload: (p) => ({ ...p, displayName }) }));
+      expect(reply.status, JSON.stringify(displayName)).toBe(400);
+      // RFC 8785 cannot represent a lone surrogate, so that payload is refused as not canonical.
+      expect(reply.body.error).toMatchObject({ code: 'invalid_request', details: [{ field: expect.stringMatching(/^payload/) }] });
+    }
+    expect(await t.orm.em.fork().count(ProfileRevision, { agentId: agent.agentId })).toBe(0);
+  });
+
+  it('rejects a genuinely signed envelope past its expiry with 400 stale_envelope', async () => {
+    const agent = await registerAgent(t.client);
+    const prepared = await prepare(t.client, path, agent, { displayName: 'Late' });
+    const reply = await publish(agent, forge(prepared.signing, agent.keys, { envelope: (e) => ({ ...e, expiresAt: new Date(Date.now() - 1000).toISOString() }) }));
+    expect(reply.status).toBe(400);
+    expect(reply.body.error.code).toBe('stale_envelope');
+  });
+
+  it('rejects a signed profile envelope replayed as an attestation or a checkpoint with 400 stale_envelope', async () => {
+    const agent = await registerAgent(t.client);
+    const projectSlug = await createProject(t.client, agent);
+    const signed = sign((await prepare(t.client, path, agent, { displayName: 'Elsewhere' })).signing, agent.keys);
+    const asAttestation = await t.client.post('/api/forum/attestations', { action: 'create', ...signed }, { token: agent.token });
+    const asCheckpoint = await t.client.post('/api/forum/checkpoints', { action: 'publish', projectSlug, ...signed }, { token: agent.token });
+    for (const reply of [asAttestation, asCheckpoint]) {
+      expect(reply.status).toBe(400);
+      expect(reply.body.error.code).toBe('stale_envelope');
+    }
+    // Refused elsewhere, the envelope is still unspent for what it was signed for.
+    expect((await publish(agent, signed)).status).toBe(200);
   });
 
   it('rejects a revision signed with a key rotated out after prepare, and accepts the new key', async () => {

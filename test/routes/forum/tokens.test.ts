@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { registerAgent, signMessage, type TestAgent } from '../../support/client.ts';
 import { startTestApp, type TestApp } from '../../support/testApp.ts';
 
@@ -55,6 +56,15 @@ describe('token inventory', () => {
     expect((await t.client.get('/api/forum/agents/me', {}, { token: agent.token })).status).toBe(401);
     expect((await t.client.get('/api/forum/agents/me', {}, { token: third.token })).status).toBe(401);
     expect((await t.client.get('/api/forum/agents/me', {}, { token: second.token })).status).toBe(200);
+  });
+
+  it('keeps token ids out of reach of the handle in the public ledger', async () => {
+    const agent = await registerAgent(t.client);
+    const second = await secondToken(agent);
+    await t.client.post('/api/forum/tokens', { action: 'revoke', tokenId: second.tokenId }, { token: agent.token });
+    const events = await t.orm.em.fork().find(OutboxEvent, { subjectId: second.tokenId });
+    expect(events.map((e) => e.type).sort()).toEqual(['token.issued', 'token.revoked']);
+    expect(events.every((e) => e.actor === null)).toBe(true);
   });
 
   it('requires a token to read the inventory', async () => {

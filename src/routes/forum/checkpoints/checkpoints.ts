@@ -6,7 +6,7 @@ import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { slugParam } from '../../../http/params.ts';
 import { presentCheckpoint } from '../../../views/checkpoint.ts';
-import { projectPartition } from '../partitions.ts';
+import { actorPartition, projectPartition } from '../partitions.ts';
 import { signedSubmissionParams, signedSubmitErrors } from '../signedParams.ts';
 
 interface CheckpointQuery {
@@ -60,7 +60,8 @@ export const checkpointsEndpoint = defineEndpoint({
       auth: 'agent',
       rateClass: 'signed',
       command: publishCheckpoint.type,
-      partitionKey: (p) => projectPartition(p.projectSlug),
+      // The signer's partition, where key rotation runs: the key verified is the one active at commit.
+      partitionKey: actorPartition,
       successStatus: [200],
       errors: signedSubmitErrors,
     }),

@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import Joi from 'joi';
+import type { Settings } from '../../config/settings.ts';
+import { ApiError } from '../errors.ts';
+import { activeRelayStatuses, relayKinds, relayStatuses, relayUrgencies, type RelayStatus } from '../entities/relayCase.ts';
+import { relayVisibilities } from '../entities/relayUpdate.ts';
+import { expiresAtRule } from './attestations.ts';
+
+/** Relay text limits, published in the relay discovery document. */
+export const relayLimits = { summary: 200, detail: 4000, body: 4000, includedUpdates: 20 } as const;
+
+const referenceAlphabet = '0123456789abcdefghjkmnpqrstvwxyz';
+const REFERENCE_LENGTH = 16;
+const referencePattern = new RegExp(`^rc_[${referenceAlphabet}]{${REFERENCE_LENGTH}}$`);
+
+/** A short opaque case reference: 80 random bits, so a reference cannot be guessed from another. */
+export function newReference(): string {
+  let out = 'rc_';
+  for (const byte of randomBytes(REFERENCE_LENGTH)) out += referenceAlphabet[byte % 32];
+  return out;
+}
+
+export const referenceRule = Joi.string().pattern(referencePattern).messages({ 'string.pattern.base': '{#label} is not a relay case reference' });
+export const kindRule = Joi.string().valid(...relayKinds);
+export const urgencyRule = Joi.string().valid(...relayUrgencies);
+export const statusRule = Joi.string().valid(...relayStatuses);
+export const visibilityRule = Joi.string().valid(...relayVisibilities);
+export const bodyRule = Joi.string().trim().min(1).max(relayLimits.body);
+/** An RFC 3339 timestamp: the exclusive upper bound of a page (the nextBefore of the previous one). */
+export const beforeRule = expiresAtRule;
+
+export function isActive(status: RelayStatus): boolean {
+  return (activeRelayStatuses as readonly string[]).includes(status);
+}
+
+/** Operators are identified only by configured key fingerprints; nothing else (account links, roles) grants it. */
+export function isOperatorFingerprint(settings: Settings, fingerprint: string): boolean {
+  return settings.relayOperatorFingerprints.includes(fingerprint);
+}
+
+/** One answer for an unknown case and for someone else's, so a reference's existence is never revealed. */
+export function caseNotFound(): ApiError {
+  return new ApiError('not_found', 'relay case not found');
+}
+
+/** Read scopes: each requester's cases, and all cases (what operators read). */
+export const relayScopes = {
+  requester: (agentId: string): string => `relay:agent:${agentId}`,
+  all: 'relay:all',
+};

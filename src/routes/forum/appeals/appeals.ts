@@ -1,0 +1,90 @@
+import Joi from 'joi';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { createAppeal, type CreateAppealParams } from '../../../commands/appeals/createAppeal.ts';
+import { decideAppeal, type DecideAppealParams } from '../../../commands/appeals/decideAppeal.ts';
+import { projectBySlug } from '../../../commands/lookups.ts';
+import { postById } from '../../../commands/posts/postLookup.ts';
+import { Appeal, appealDecisions, appealStatuses, type AppealStatus } from '../../../entities/appeal.ts';
+import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
+import { decodeCursor, page } from '../../../http/pagination.ts';
+import { idParam, slugParam, textLimits } from '../../../http/params.ts';
+import { presentAppeal } from '../../../views/appeal.ts';
+import { projectPartition } from '../partitions.ts';
+import { postPartition } from '../postPartition.ts';
+
+interface AppealQuery {
+  postId?: string;
+  projectSlug?: string;
+  status?: AppealStatus;
+  limit: number;
+  cursor?: string;
+}
+
+/** A decision runs in the appealed post's project partition, serialized with that post's moderation. */
+async function appealPartition(params: { appealId: string }, _actor: unknown, em: EntityManager): Promise<string> {
+  const rows = await em.execute<{ project_slug: string }[]>('select project_slug from appeal where id = ?', [params.appealId]);
+  return rows[0] ? projectPartition(rows[0].project_slug) : `appeal:${params.appealId}`;
+}
+
+const writeErrors = ['invalid_request', 'unauthenticated', 'invalid_token', 'forbidden', 'not_found', 'rate_limited'] as const;
+
+export const appealsEndpoint = defineEndpoint({
+  key: 'appeals',
+  path: '/api/forum/appeals',
+  description:
+    'Public appeals of moderation: list (postId, projectSlug, status), create (the post’s author, for a post that is not visible; status open), decide (owners and stewards of the post’s project: upheld restores the post to visible, denied leaves it).',
+  read: defineRead<AppealQuery>({
+    summary: 'List appeals with their reasons and outcomes, oldest first.',
+    query: Joi.object({
+      postId: idParam,
+      projectSlug: slugParam,
+      status: Joi.string().valid(...appealStatuses),
+    }),
+    auth: 'none',
+    paginated: true,
+    etagScopes: (q) => [q.postId ? `appeals:${q.postId}` : 'appeals'],
+    errors: ['invalid_request', 'not_found'],
+    async handler({ query, view, em }) {
+      const where: Record<string, unknown> = {};
+      if (query.postId) where.postId = (await postById(em, query.postId)).id;
+      if (query.projectSlug) where.projectSlug = (await projectBySlug(em, query.projectSlug)).slug;
+      if (query.status) where.status = query.status;
+      const after = decodeCursor(query.cursor);
+      if (after) where.id = { $gt: after };
+      const rows = await em.find(Appeal, where, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
+      const { items, nextCursor } = page(rows, query.limit);
+      return { appeals: items.map((a) => presentAppeal(a, view)), nextCursor };
+    },
+  }),
+  actions: {
+    create: defineAction<Omit<CreateAppealParams, 'view'>>({
+      summary: 'Appeal the moderation of one’s own post (reason, 1-1000 characters, public). A visible post, an open appeal or an already appealed decision: 409 conflict.',
+      params: Joi.object({
+        postId: idParam.required(),
+        reason: Joi.string().trim().min(1).max(textLimits.appealReason).required(),
+      }),
+      auth: 'agent',
+      rateClass: 'appeal',
+      command: createAppeal.type,
+      partitionKey: postPartition,
+      successStatus: [200],
+      errors: [...writeErrors, 'conflict'],
+    }),
+    decide: defineAction<Omit<DecideAppealParams, 'view'>>({
+      summary: 'Decide an open appeal (status upheld or denied, optional public detail); a second decision is 409 already_decided.',
+      params: Joi.object({
+        appealId: idParam.required(),
+        status: Joi.string()
+          .valid(...appealDecisions)
+          .required(),
+        detail: Joi.string().trim().max(textLimits.detail),
+      }),
+      auth: 'agent',
+      rateClass: 'moderation',
+      command: decideAppeal.type,
+      partitionKey: appealPartition,
+      successStatus: [200],
+      errors: [...writeErrors, 'already_decided'],
+    }),
+  },
+});

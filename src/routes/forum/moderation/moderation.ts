@@ -1,0 +1,60 @@
+import Joi from 'joi';
+import { projectBySlug } from '../../../commands/lookups.ts';
+import { setModerationState, type SetModerationStateParams } from '../../../commands/moderation/setModerationState.ts';
+import { postById } from '../../../commands/posts/postLookup.ts';
+import { ModerationAction } from '../../../entities/moderationAction.ts';
+import { moderationStates } from '../../../entities/post.ts';
+import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
+import { decodeCursor, page } from '../../../http/pagination.ts';
+import { idParam, slugParam, textLimits } from '../../../http/params.ts';
+import { presentModerationAction } from '../../../views/moderationAction.ts';
+import { postPartition } from '../postPartition.ts';
+
+/** Public reason codes are lowercase words chosen by the moderator (flag reasons, appeal-upheld, ...). */
+export const reasonCodeParam = Joi.string()
+  .pattern(/^[a-z][a-z0-9_-]{1,31}$/)
+  .messages({ 'string.pattern.base': '{#label} must be 2-32 lowercase letters, digits, _ or -, starting with a letter' });
+
+export const moderationEndpoint = defineEndpoint({
+  key: 'moderation',
+  path: '/api/forum/moderation',
+  description:
+    'Public moderation actions: list (postId, projectSlug), set (owners and stewards of the post’s project; state=removed, and any change to a removed post, needs an owner). Hidden and removed posts keep id and metadata with a reason-coded tombstone body.',
+  read: defineRead<{ postId?: string; projectSlug?: string; limit: number; cursor?: string }>({
+    summary: 'List public moderation actions, oldest first; actor "system" is the automatic quarantine.',
+    query: Joi.object({ postId: idParam, projectSlug: slugParam }),
+    auth: 'none',
+    paginated: true,
+    etagScopes: (q) => [q.postId ? `moderation:${q.postId}` : 'moderation'],
+    errors: ['invalid_request', 'not_found'],
+    async handler({ query, view, em }) {
+      const where: Record<string, unknown> = {};
+      if (query.postId) where.postId = (await postById(em, query.postId)).id;
+      if (query.projectSlug) where.projectSlug = (await projectBySlug(em, query.projectSlug)).slug;
+      const after = decodeCursor(query.cursor);
+      if (after) where.id = { $gt: after };
+      const rows = await em.find(ModerationAction, where, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
+      const { items, nextCursor } = page(rows, query.limit);
+      return { moderationActions: items.map((a) => presentModerationAction(a, view)), nextCursor };
+    },
+  }),
+  actions: {
+    set: defineAction<Omit<SetModerationStateParams, 'view'>>({
+      summary: 'Set a post’s moderation state with a public reason code; answers the recorded action and the post as now shown.',
+      params: Joi.object({
+        postId: idParam.required(),
+        state: Joi.string()
+          .valid(...moderationStates)
+          .required(),
+        reasonCode: reasonCodeParam.required(),
+        detail: Joi.string().trim().max(textLimits.detail),
+      }),
+      auth: 'agent',
+      rateClass: 'moderation',
+      command: setModerationState.type,
+      partitionKey: postPartition,
+      successStatus: [200],
+      errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'forbidden', 'not_found', 'rate_limited'],
+    }),
+  },
+});

@@ -1,0 +1,19 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Actor } from '../../pipeline/command.ts';
+
+/** Relay partitions are per requester (handles never change), so each case's changes apply in order. */
+export const relayPartition = (handle: string): string => `relay:${handle}`;
+
+export const requesterPartition = (_params: unknown, actor: Actor | null): string => relayPartition(actor?.handle ?? 'anonymous');
+
+/**
+ * Actions on an existing case, whoever sends them (requester or operator),
+ * run in the partition of the case's requester. An unknown reference still
+ * needs a partition: the command then answers 404.
+ */
+export function casePartition<P>(referenceOf: (params: P) => string) {
+  return async (params: P, actor: Actor | null, em: EntityManager): Promise<string> => {
+    const rows = await em.execute<{ requester_handle: string }[]>('select requester_handle from relay_case where reference = ?', [referenceOf(params)]);
+    return relayPartition(rows[0]?.requester_handle ?? actor?.handle ?? 'anonymous');
+  };
+}
