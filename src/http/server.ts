@@ -35,6 +35,8 @@ export async function createApiServer(ctx: ApiContext, log: (error: Error) => vo
 
   let migrated = false;
   server.route({ method: 'GET', path: '/healthz', handler: () => ({ ok: true }) });
+  // Operators: the partition queues at a glance (any BullMQ dashboard also works with prefix REDIS_PREFIX).
+  server.route({ method: 'GET', path: '/queuez', handler: async () => ({ ok: true, prefix: ctx.settings.redisPrefix, queues: await ctx.dispatcher.queueCounts() }) });
   server.route({
     method: 'GET',
     path: '/readyz',

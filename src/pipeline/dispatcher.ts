@@ -145,6 +145,12 @@ export class Dispatcher {
     return result ?? (await this.findResult(command.commandId));
   }
 
+  /** Job counts per partition queue, for operators' dashboards. */
+  async queueCounts(): Promise<Record<string, Record<string, number>>> {
+    const entries = await Promise.all(this.queues.map(async (q) => [q.name, await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed')] as const));
+    return Object.fromEntries(entries);
+  }
+
   async close(): Promise<void> {
     for (const lane of this.lanes) lane.cancelTimer();
     await Promise.all(this.queues.map((q) => q.close()));
