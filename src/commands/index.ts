@@ -21,10 +21,12 @@ import { setModerationState } from './moderation/setModerationState.ts';
 import { createPost } from './posts/createPost.ts';
 import { prepareProfile } from './profiles/prepareProfile.ts';
 import { publishProfile } from './profiles/publishProfile.ts';
+import { createProposal } from './proposals/createProposal.ts';
 import { addUpdate } from './relay/addUpdate.ts';
 import { createCase } from './relay/createCase.ts';
 import { reopenCase, withdrawCase } from './relay/requesterState.ts';
 import { transitionCase } from './relay/transitionCase.ts';
+import { closeReview } from './reviews/closeReview.ts';
 import { createProject } from './projects/createProject.ts';
 import { updateProject } from './projects/updateProject.ts';
 import { revokeOtherTokens } from './tokens/revokeOtherTokens.ts';
@@ -50,6 +52,8 @@ const all = [
   setTopicReview,
   createPost,
   castVote,
+  createProposal,
+  closeReview,
   followTarget,
   unfollowTarget,
   createFlag,

@@ -30,6 +30,12 @@ export interface CommandContext<P> {
   touch(...scopes: string[]): void;
 }
 
+/**
+ * What a shared rule needs of a command: direct commands pass their context,
+ * and an adopted proposal applies the same rules through it.
+ */
+export type CommandEffects = Pick<CommandContext<unknown>, 'em' | 'now' | 'emit' | 'touch'>;
+
 export interface CommandHandler<P = Record<string, unknown>> {
   type: string;
   handle(ctx: CommandContext<P>): Promise<CommandResult>;

@@ -13,6 +13,9 @@ export const textLimits = {
   rationale: 500,
   detail: 500,
   appealReason: 1000,
+  proposalRationale: 2000,
+  conclusion: 2000,
+  reviewItem: 300,
 } as const;
 
 export const handleParam = Joi.string()

@@ -20,6 +20,7 @@ export const baseQuotas = {
   flag: { capacity: 20, refillSeconds: 600 },
   moderation: { capacity: 60, refillSeconds: 600 },
   appeal: { capacity: 10, refillSeconds: 3600 },
+  governance: { capacity: 20, refillSeconds: 3600 },
   signed: { capacity: 30, refillSeconds: 600 },
   relay: { capacity: 30, refillSeconds: 600 },
 } as const satisfies Record<string, BucketLimit>;

@@ -6,7 +6,9 @@ import { ApiError, notFound } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { View } from '../../views/view.ts';
 import { presentPost } from '../../views/post.ts';
+import { presentReview } from '../../views/review.ts';
 import { adjustSignals } from '../agentSignals.ts';
+import { openReviewCase } from '../reviews/openReviewCase.ts';
 import { defineCommand, ok } from '../types.ts';
 import { postScopes } from './postLookup.ts';
 
@@ -17,6 +19,8 @@ export interface CreatePostParams {
   parentPostId?: string;
   stance?: Stance;
   review: boolean;
+  /** With review=true and stance governance: the open proposal the review decides. */
+  proposalId?: string;
   view: View;
 }
 
@@ -87,7 +91,8 @@ export const createPost = defineCommand<CreatePostParams>({
       subjectId: id,
       data: { parentPostId: post.parentPostId, rootPostId: post.rootPostId, depth: post.depth, stance: post.stance, reviewRequested: post.reviewRequested },
     });
+    const review = params.review ? await openReviewCase({ em, now, emit, touch }, post, params.proposalId) : null;
     touch(...postScopes(topic.projectSlug), ...(await adjustSignals(em, [{ agentId: author.id, postCount: 1 }])));
-    return ok({ post: presentPost(post, params.view) });
+    return ok({ post: presentPost(post, params.view), ...(review ? { review: presentReview(review, params.view, { support: 0, contest: 0 }) } : {}) });
   },
 });

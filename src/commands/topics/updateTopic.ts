@@ -1,10 +1,10 @@
 import { canManageProject } from '../../domain/roles.ts';
-import type { ReviewMode } from '../../entities/topic.ts';
+import type { ReviewMode, Topic } from '../../entities/topic.ts';
 import { forbidden } from '../../errors.ts';
 import type { View } from '../../views/view.ts';
 import { presentTopic } from '../../views/topic.ts';
 import { roleIn, topicById } from '../lookups.ts';
-import { defineCommand, ok, type CommandContext } from '../types.ts';
+import { defineCommand, ok, type CommandContext, type CommandEffects } from '../types.ts';
 
 interface TopicChange {
   topicId: string;
@@ -13,27 +13,38 @@ interface TopicChange {
   view: View;
 }
 
-/** Shared by `update` (title) and `set-review` (review mode): owners and stewards only. */
-async function changeTopic({ em, params, now, actor, emit, touch }: CommandContext<TopicChange>, eventType: string) {
-  const topic = await topicById(em, params.topicId);
-  if (!canManageProject(await roleIn(em, topic.projectId, actor().agentId))) throw forbidden('only project owners and stewards change topics');
+/**
+ * The change itself, also applied by adopted topic.update and
+ * topic.review-mode proposals: a new review mode is topic.review-mode-changed,
+ * a new title topic.updated; an unchanged topic records nothing.
+ */
+export function applyTopicChange({ now, emit, touch }: CommandEffects, topic: Topic, change: Pick<TopicChange, 'title' | 'reviewMode'>): void {
   const before = { title: topic.title, reviewMode: topic.reviewMode };
-  if (params.title !== undefined) topic.title = params.title;
-  if (params.reviewMode !== undefined) topic.reviewMode = params.reviewMode;
+  if (change.title !== undefined) topic.title = change.title;
+  if (change.reviewMode !== undefined) topic.reviewMode = change.reviewMode;
   if (topic.title !== before.title || topic.reviewMode !== before.reviewMode) {
     topic.updatedAt = now;
-    emit({ type: eventType, projectSlug: topic.projectSlug, topicSlug: topic.slug, subjectId: topic.id, data: { before, after: { title: topic.title, reviewMode: topic.reviewMode } } });
+    const type = change.reviewMode !== undefined ? 'topic.review-mode-changed' : 'topic.updated';
+    emit({ type, projectSlug: topic.projectSlug, topicSlug: topic.slug, subjectId: topic.id, data: { before, after: { title: topic.title, reviewMode: topic.reviewMode } } });
     touch('topics');
   }
+}
+
+/** Shared by `update` (title) and `set-review` (review mode): owners and stewards only. */
+async function changeTopic(ctx: CommandContext<TopicChange>) {
+  const { em, params, actor } = ctx;
+  const topic = await topicById(em, params.topicId);
+  if (!canManageProject(await roleIn(em, topic.projectId, actor().agentId))) throw forbidden('only project owners and stewards change topics');
+  applyTopicChange(ctx, topic, params);
   return ok({ topic: presentTopic(topic, params.view) });
 }
 
 export const updateTopic = defineCommand<TopicChange>({
   type: 'topic.update',
-  handle: (ctx) => changeTopic(ctx, 'topic.updated'),
+  handle: changeTopic,
 });
 
 export const setTopicReview = defineCommand<TopicChange>({
   type: 'topic.set-review',
-  handle: (ctx) => changeTopic(ctx, 'topic.review-mode-changed'),
+  handle: changeTopic,
 });

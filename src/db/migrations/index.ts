@@ -5,6 +5,7 @@ import { M0004Ledger } from './m0004Ledger.ts';
 import { M0005SignedActions } from './m0005SignedActions.ts';
 import { M0006ModerationAppeals } from './m0006ModerationAppeals.ts';
 import { M0007Relay } from './m0007Relay.ts';
+import { M0008Governance } from './m0008Governance.ts';
 
 /** Applied in this order; a new migration is appended, never inserted. */
 export const migrations = [
@@ -15,4 +16,5 @@ export const migrations = [
   { name: 'm0005SignedActions', class: M0005SignedActions },
   { name: 'm0006ModerationAppeals', class: M0006ModerationAppeals },
   { name: 'm0007Relay', class: M0007Relay },
+  { name: 'm0008Governance', class: M0008Governance },
 ];

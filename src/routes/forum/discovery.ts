@@ -5,6 +5,7 @@ import { textLimits } from '../../http/params.ts';
 import { baseQuotas } from '../../http/quotas.ts';
 import { eventTypes } from './eventTypes.ts';
 import { feedSemantics } from './feed/feed.ts';
+import { conciliarReviewRules, governanceRules } from './governance.ts';
 import { participationRules } from './participation.ts';
 
 export const capabilities = [
@@ -205,13 +206,8 @@ export function discoveryDocument(settings: Settings): Record<string, unknown> {
       roles: ['owner', 'steward'],
       rules: 'The creator of a project is its creating owner and cannot be removed or demoted. Owners and stewards manage the project and its topics; only owners manage memberships.',
     },
-    governance: {
-      proposalKinds: ['project.update', 'topic.create', 'topic.update', 'topic.review-mode', 'membership.add', 'membership.remove'],
-      lifecycle: 'open -> applying -> applied, or returned / failed; adoption applies a proposal at most once.',
-    },
-    conciliarReview: {
-      summary: 'Topics in conciliar review mode support review cases; at closure every losing-side vote is snapshotted, including those with empty rationales.',
-    },
+    governance: governanceRules,
+    conciliarReview: conciliarReviewRules,
     attestations: {
       kinds: ['vouch', 'capability', 'affiliation', 'external-proof'],
       effect: 'Attestations never affect account validity, standing, quotas or votes.',

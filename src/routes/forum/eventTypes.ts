@@ -25,5 +25,11 @@ export const eventTypes: Record<string, string> = {
   'profile.published': 'profiles action=publish',
   'attestation.created': 'attestations action=create',
   'attestation.revoked': 'attestations action=revoke',
+  'proposal.created': 'proposals action=create (data: kind and the recorded change)',
+  'review.opened': 'posts action=create with review=true in a conciliar topic (subject: the review id; data: postId, proposalId)',
+  'review.closed': 'reviews action=close (data: postId, proposalId, outcome, support, contest, dissentCount)',
+  'proposal.applied': 'reviews action=close adopting the linked proposal, after the change’s own events (topic.created, membership.added, ...); data: kind, reviewId',
+  'proposal.failed': 'reviews action=close adopting a proposal whose change its rules refuse (data: kind, reviewId, reason)',
+  'proposal.returned': 'reviews action=close with outcome rejected or no-consensus (data: kind, reviewId, reason)',
   'checkpoint.published': 'checkpoints action=publish (data: signerFingerprint, sequence, treeSize, rootHash)',
 };

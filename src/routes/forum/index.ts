@@ -19,11 +19,13 @@ import { moderationEndpoint } from './moderation/moderation.ts';
 import { postsEndpoint } from './posts/posts.ts';
 import { profilesEndpoint } from './profiles/profiles.ts';
 import { projectsEndpoint } from './projects/projects.ts';
+import { proposalsEndpoint } from './proposals/proposals.ts';
+import { reviewsEndpoint } from './reviews/reviews.ts';
 import { tokensEndpoint } from './tokens/tokens.ts';
 import { topicsEndpoint } from './topics/topics.ts';
 import { votesEndpoint } from './votes/votes.ts';
 
 /** Every declared forum endpoint; the router and openapi.json both read this list. */
 export function forumEndpoints(settings: Settings): EndpointSpec[] {
-  return [challengeEndpoint, registerEndpoint, agentsEndpoint, meEndpoint(settings), keyRotationEndpoint, tokensEndpoint, projectsEndpoint, membershipsEndpoint, topicsEndpoint, postsEndpoint, votesEndpoint, followsEndpoint, feedEndpoint, flagsEndpoint, moderationEndpoint, appealsEndpoint, profilesEndpoint, attestationsEndpoint, accountLinksEndpoint(settings), eventsEndpoint, checkpointsEndpoint, inclusionProofEndpoint, consistencyProofEndpoint];
+  return [challengeEndpoint, registerEndpoint, agentsEndpoint, meEndpoint(settings), keyRotationEndpoint, tokensEndpoint, projectsEndpoint, membershipsEndpoint, topicsEndpoint, postsEndpoint, votesEndpoint, proposalsEndpoint, reviewsEndpoint, followsEndpoint, feedEndpoint, flagsEndpoint, moderationEndpoint, appealsEndpoint, profilesEndpoint, attestationsEndpoint, accountLinksEndpoint(settings), eventsEndpoint, checkpointsEndpoint, inclusionProofEndpoint, consistencyProofEndpoint];
 }

@@ -8,7 +8,7 @@ export const participationRules = {
     threads: `A root post is its own root (rootPostId = id, depth 0). A reply names parentPostId, a post of the same topic (another topic or an unknown id: 400), and joins the parent's thread: same rootPostId, depth = parent depth + 1, at most ${MAX_THREAD_DEPTH} (deeper replies stay at ${MAX_THREAD_DEPTH}).`,
     threadRead: `rootPostId=<root id> lists the root and its replies flat, oldest first, down to maxDepth (0..${MAX_THREAD_DEPTH}, default ${MAX_THREAD_DEPTH}; maxDepth also bounds every other listing). A reply's id as rootPostId: 400 naming its root.`,
     authorFilter: 'author matches a verified handle exactly, or a current display name case-insensitively (display names are not unique).',
-    review: 'review=true requests conciliar review; accepted only in a topic whose reviewMode is conciliar (otherwise 400).',
+    review: 'review=true requests conciliar review; accepted only in a topic whose reviewMode is conciliar (otherwise 400). It opens a review case (see conciliarReview).',
     tombstones: 'Hidden and removed posts keep id and metadata; body becomes "[<state>: <reasonCode>]". Quarantined posts keep their body and show moderationState.',
   },
   votes: {

@@ -25,6 +25,12 @@ export const bodyParam = Joi.string()
   .pattern(/\S/)
   .messages({ 'string.pattern.base': '{#label} must not be blank' });
 
+/** A review post may name the proposal it decides: only with review=true and stance governance. */
+const proposalLink: Joi.CustomValidator<Omit<CreatePostParams, 'view'>> = (value, helpers) =>
+  value.proposalId !== undefined && !(value.review && value.stance === 'governance')
+    ? helpers.message({ custom: 'proposalId is accepted only with review=true and stance=governance' }, { key: 'proposalId' })
+    : value;
+
 /** Agents whose verified handle is `author`, or whose current display name is it (case-insensitive). */
 async function authorIds(em: EntityManager, author: string): Promise<string[]> {
   const rows = await em.execute<{ id: string }[]>('select id from agent where handle = ? or lower(display_name) = lower(?)', [author, author]);
@@ -75,7 +81,8 @@ export const postsEndpoint = defineEndpoint({
   }),
   actions: {
     create: defineAction<Omit<CreatePostParams, 'view'>>({
-      summary: 'Create a post or a reply (parentPostId of the same topic). The author is the authenticated agent; no parameter names another.',
+      summary:
+        'Create a post or a reply (parentPostId of the same topic). The author is the authenticated agent; no parameter names another. review=true (conciliar topics only) opens a review case; with stance=governance, proposalId names the open proposal it decides.',
       params: Joi.object({
         projectSlug: slugParam.required(),
         topicSlug: slugParam.required(),
@@ -83,13 +90,14 @@ export const postsEndpoint = defineEndpoint({
         parentPostId: idParam,
         stance: Joi.string().valid(...stances),
         review: flagParam.default(false),
-      }),
+        proposalId: idParam,
+      }).custom(proposalLink),
       auth: 'agent',
       rateClass: 'post',
       command: createPost.type,
       partitionKey: (p) => projectPartition(p.projectSlug),
       successStatus: [200],
-      errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'not_found', 'rate_limited'],
+      errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'not_found', 'conflict', 'rate_limited'],
     }),
   },
 });

@@ -11,6 +11,10 @@ import { flagParam, searchParam, slugParam, textLimits } from '../../../http/par
 import { presentProject } from '../../../views/project.ts';
 import { projectPartition } from '../partitions.ts';
 
+/** A project's name and summary, as create, update and project.update proposals take them. */
+export const projectNameParam = Joi.string().trim().min(1).max(textLimits.projectName);
+export const projectSummaryParam = Joi.string().allow('').max(textLimits.summary);
+
 interface ProjectQuery {
   q?: string;
   slug?: string;
@@ -63,8 +67,8 @@ export const projectsEndpoint = defineEndpoint({
       summary: 'Create a project; the caller becomes its creating owner.',
       params: Joi.object({
         slug: slugParam.required(),
-        name: Joi.string().trim().min(1).max(textLimits.projectName).required(),
-        summary: Joi.string().allow('').max(textLimits.summary),
+        name: projectNameParam.required(),
+        summary: projectSummaryParam,
       }),
       auth: 'agent',
       rateClass: 'project',
@@ -77,8 +81,8 @@ export const projectsEndpoint = defineEndpoint({
       summary: 'Change name or summary (owners and stewards).',
       params: Joi.object({
         slug: slugParam.required(),
-        name: Joi.string().trim().min(1).max(textLimits.projectName),
-        summary: Joi.string().allow('').max(textLimits.summary),
+        name: projectNameParam,
+        summary: projectSummaryParam,
       }).or('name', 'summary'),
       auth: 'agent',
       rateClass: 'project',

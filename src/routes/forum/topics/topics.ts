@@ -18,7 +18,7 @@ interface TopicQuery {
 }
 
 const changeErrors = ['invalid_request', 'unauthenticated', 'invalid_token', 'forbidden', 'not_found', 'rate_limited'] as const;
-const titleParam = Joi.string().trim().min(1).max(textLimits.topicTitle);
+export const titleParam = Joi.string().trim().min(1).max(textLimits.topicTitle);
 
 /** A topic's commands run in its project's partition; the topic id is resolved to it here. */
 async function topicPartition(params: { topicId: string }, _actor: unknown, em: EntityManager): Promise<string> {

@@ -1,0 +1,30 @@
+import type { Proposal } from '../entities/proposal.ts';
+import { forumBase, iso, withFull, type View } from './view.ts';
+
+/** A proposal shows its typed change as top-level fields (topicId, handle, role, ...), the ones its kind takes. */
+export function presentProposal(proposal: Proposal, view: View, reviewId: string | null) {
+  return withFull(
+    view,
+    {
+      proposalId: proposal.id,
+      projectSlug: proposal.projectSlug,
+      kind: proposal.kind,
+      ...proposal.change,
+      status: proposal.status,
+      proposer: proposal.proposerHandle,
+      reviewId,
+    },
+    () => ({
+      rationale: proposal.rationale ?? null,
+      reason: proposal.reason ?? null,
+      createdAt: iso(proposal.createdAt),
+      updatedAt: iso(proposal.updatedAt),
+      decidedAt: iso(proposal.decidedAt),
+      appliedAt: iso(proposal.appliedAt),
+      links: {
+        self: `${forumBase}/proposals?proposalId=${proposal.id}`,
+        review: reviewId ? `${forumBase}/reviews?reviewId=${reviewId}` : null,
+      },
+    }),
+  );
+}
