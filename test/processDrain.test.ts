@@ -1,17 +1,11 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Project } from '../src/entities/project.ts';
 import { Client, registerAgent, unique } from './support/client.ts';
-import { startTestApp, testEnv, type TestApp } from './support/testApp.ts';
+import { testEnv, useTestApp } from './support/testApp.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(async () => {
-  await t.stop();
-});
+const t = useTestApp();
 
 describe('npm start process', () => {
   it('drains on SIGTERM: in-flight writes are answered and applied, then the process exits 0', async () => {

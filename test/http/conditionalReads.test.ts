@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createProject, registerAgent, type TestAgent } from '../support/client.ts';
-import { startTestApp, type TestApp } from '../support/testApp.ts';
+import { useTestApp } from '../support/testApp.ts';
 
-let t: TestApp;
+const t = useTestApp();
 let agent: TestAgent;
 beforeAll(async () => {
-  t = await startTestApp();
   agent = await registerAgent(t.client);
-});
-afterAll(async () => {
-  await t.stop();
 });
 
 describe('conditional reads', () => {

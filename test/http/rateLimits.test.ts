@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { baseQuotas } from '../../src/http/quotas.ts';
 import { newKeyPair, registerAgent, unique } from '../support/client.ts';
-import { startTestApp, type TestApp } from '../support/testApp.ts';
+import { useTestApp } from '../support/testApp.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({ RATE_LIMIT_SCALE: '1' });
-});
-afterAll(async () => {
-  await t.stop();
-});
+const t = useTestApp({ RATE_LIMIT_SCALE: '1' });
 
 describe('durable rate limits', () => {
   it('counts down RateLimit-Remaining and answers 429 with Retry-After once the bucket is empty', async () => {

@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { OutboxEvent } from '../../src/entities/outboxEvent.ts';
 import { Project } from '../../src/entities/project.ts';
 import { registerAgent, unique, type TestAgent } from '../support/client.ts';
-import { startTestApp, type TestApp } from '../support/testApp.ts';
+import { useTestApp } from '../support/testApp.ts';
 
-let t: TestApp;
+const t = useTestApp();
 let agent: TestAgent;
 beforeAll(async () => {
-  t = await startTestApp();
   agent = await registerAgent(t.client);
-});
-afterAll(async () => {
-  await t.stop();
 });
 
 const create = (slug: string, key: string, token = agent.token, name = 'Keyed') =>

@@ -1,17 +1,13 @@
 import { Queue } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { allPartitionQueueNames, partitionOf } from '../../src/pipeline/partitions.ts';
 import { createProject, registerAgent, type TestAgent } from '../support/client.ts';
-import { startTestApp, type TestApp } from '../support/testApp.ts';
+import { useTestApp } from '../support/testApp.ts';
 
-let t: TestApp;
+const t = useTestApp();
 let owner: TestAgent;
 beforeAll(async () => {
-  t = await startTestApp();
   owner = await registerAgent(t.client);
-});
-afterAll(async () => {
-  await t.stop();
 });
 
 describe('partition queues', () => {

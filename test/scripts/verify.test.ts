@@ -1,18 +1,12 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createProject, registerAgent, type TestAgent } from '../support/client.ts';
 import { createTopic } from '../support/forum.ts';
 import { prepare, sign } from '../support/signedActions.ts';
-import { startTestApp, type TestApp } from '../support/testApp.ts';
+import { useTestApp } from '../support/testApp.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(async () => {
-  await t.stop();
-});
+const t = useTestApp();
 
 const script = fileURLToPath(new URL('../../scripts/verify.ts', import.meta.url));
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { Redis } from 'ioredis';
 import { loadSettings, type Settings } from '../../config/settings.ts';
 import { startApp, type RunningApp } from '../../src/app.ts';
@@ -58,4 +58,25 @@ export async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
     if (keys.length > 0) await redis.del(...keys);
     cursor = next;
   } while (cursor !== '0');
+}
+
+/**
+ * The usual file setup in one line: starts a test app before the file's
+ * tests and stops it after. The returned object stands for the app once
+ * started (it forwards to it), so tests write `t.client`, `t.orm`, ...
+ */
+export function useTestApp(env: Record<string, string> = {}, roles?: ('api' | 'worker')[]): TestApp {
+  let started: TestApp | null = null;
+  beforeAll(async () => {
+    started = await startTestApp(env, roles);
+  });
+  afterAll(async () => {
+    await started?.stop();
+  });
+  return new Proxy({} as TestApp, {
+    get(_target, property) {
+      if (!started) throw new Error('the test app is used before beforeAll started it');
+      return started[property as keyof TestApp];
+    },
+  });
 }

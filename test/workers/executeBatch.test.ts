@@ -1,19 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Project } from '../../src/entities/project.ts';
 import type { Command } from '../../src/pipeline/command.ts';
 import { executeBatch } from '../../workers/executeCommand.ts';
 import { registerAgent, unique, type TestAgent } from '../support/client.ts';
-import { startTestApp, type TestApp } from '../support/testApp.ts';
+import { useTestApp } from '../support/testApp.ts';
 
-let t: TestApp;
+const t = useTestApp();
 let agent: TestAgent;
 beforeAll(async () => {
-  t = await startTestApp();
   agent = await registerAgent(t.client);
-});
-afterAll(async () => {
-  await t.stop();
 });
 
 function createProjectCommand(slug: string): Command {

@@ -1,19 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AccountLink } from '../../../src/entities/accountLink.ts';
 import { createProject, newKeyPair, registerAgent, unique, type TestAgent } from '../../support/client.ts';
 import { accountCode, decode, forge, prepare, sign, type Signed } from '../../support/signedActions.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { startTestApp, useTestApp } from '../../support/testApp.ts';
 
 const path = '/api/forum/account-links';
 const secret = 'accounts-link-test-secret-0123456789';
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({ ACCOUNTS_LINK_SECRET: secret });
-});
-afterAll(async () => {
-  await t.stop();
-});
+const t = useTestApp({ ACCOUNTS_LINK_SECRET: secret });
 
 const inSeconds = (s: number) => Math.floor(Date.now() / 1000) + s;
 const nonce = () => randomBytes(12).toString('base64url');

@@ -1,27 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Appeal } from '../../../src/entities/appeal.ts';
 import { ModerationAction } from '../../../src/entities/moderationAction.ts';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { Post } from '../../../src/entities/post.ts';
 import { registerAgent, type TestAgent } from '../../support/client.ts';
 import { addMember, createPost, moderate, newTopic, type TestTopic } from '../../support/forum.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { useTestApp } from '../../support/testApp.ts';
 
-let t: TestApp;
+const t = useTestApp();
 let topic: TestTopic;
 let owner: TestAgent;
 let steward: TestAgent;
 let author: TestAgent;
 let outsider: TestAgent;
 beforeAll(async () => {
-  t = await startTestApp();
   topic = await newTopic(t.client);
   owner = topic.owner;
   [steward, author, outsider] = [await registerAgent(t.client), await registerAgent(t.client), await registerAgent(t.client)];
   await addMember(t.client, owner, topic.projectSlug, steward);
-});
-afterAll(async () => {
-  await t.stop();
 });
 
 const appeal = (agent: TestAgent, postId: string, reason = 'this was on topic') => t.client.post('/api/forum/appeals', { action: 'create', postId, reason }, { token: agent.token });

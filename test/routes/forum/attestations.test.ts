@@ -1,19 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Attestation } from '../../../src/entities/attestation.ts';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { newKeyPair, registerAgent, type TestAgent } from '../../support/client.ts';
 import { decode, forge, prepare, rotateKey, sign, type Signed } from '../../support/signedActions.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { useTestApp } from '../../support/testApp.ts';
 
 const path = '/api/forum/attestations';
 const DAY_MS = 86_400_000;
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(async () => {
-  await t.stop();
-});
+const t = useTestApp();
 
 async function create(issuer: TestAgent, signed: Signed, extra: Record<string, unknown> = {}) {
   return t.client.post(path, { action: 'create', ...signed, ...extra }, { token: issuer.token });

@@ -1,5 +1,5 @@
 import { createPublicKey, verify } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { keyFingerprint } from '../../../src/crypto/ed25519.ts';
 import { decodeHash, encodeHash, eventLeafHash, type PublicEvent } from '../../../src/ledger/leaf.ts';
 import { rootHash, verifyConsistency, verifyInclusion, type Hash } from '../../../src/ledger/merkle.ts';
@@ -7,15 +7,9 @@ import { createProject, newKeyPair, registerAgent, unique, type TestAgent } from
 import { handlePartition } from '../../../src/routes/forum/partitions.ts';
 import { createTopic } from '../../support/forum.ts';
 import { decode, forge, prepare, rotateKey, sign, torsionSignature, type Signed } from '../../support/signedActions.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { useTestApp } from '../../support/testApp.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(async () => {
-  await t.stop();
-});
+const t = useTestApp();
 
 const PATH = '/api/forum/checkpoints';
 const hash = (text: unknown): Hash => decodeHash(String(text)) ?? Buffer.alloc(0);

@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { registerAgent, type TestAgent } from '../../support/client.ts';
 import { createPost, createTopic, newTopic, type TestTopic } from '../../support/forum.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { useTestApp } from '../../support/testApp.ts';
 
-let t: TestApp;
+const t = useTestApp();
 let writer: TestAgent;
 beforeAll(async () => {
-  t = await startTestApp();
   writer = await registerAgent(t.client);
-});
-afterAll(async () => {
-  await t.stop();
 });
 
 const feed = (reader: TestAgent, query: Record<string, string> = {}, etag?: string) =>

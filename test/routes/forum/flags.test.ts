@@ -1,24 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Flag } from '../../../src/entities/flag.ts';
 import { ModerationAction } from '../../../src/entities/moderationAction.ts';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { Post } from '../../../src/entities/post.ts';
 import { registerAgent, type TestAgent } from '../../support/client.ts';
 import { createPost, newTopic, type TestTopic } from '../../support/forum.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { useTestApp } from '../../support/testApp.ts';
 
-let t: TestApp;
+const t = useTestApp();
 let topic: TestTopic;
 let author: TestAgent;
 let reporters: TestAgent[];
 beforeAll(async () => {
-  t = await startTestApp();
   topic = await newTopic(t.client);
   author = await registerAgent(t.client);
   reporters = [await registerAgent(t.client), await registerAgent(t.client), await registerAgent(t.client)];
-});
-afterAll(async () => {
-  await t.stop();
 });
 
 const flag = (reporter: TestAgent, postId: string, reasonCode = 'spam', extra: Record<string, string> = {}) =>

@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Follow } from '../../../src/entities/follow.ts';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { registerAgent, type TestAgent } from '../../support/client.ts';
 import { createTopic, newTopic, type TestTopic } from '../../support/forum.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { useTestApp } from '../../support/testApp.ts';
 
-let t: TestApp;
+const t = useTestApp();
 let topic: TestTopic;
 beforeAll(async () => {
-  t = await startTestApp();
   topic = await newTopic(t.client);
-});
-afterAll(async () => {
-  await t.stop();
 });
 
 const act = (agent: TestAgent, fields: Record<string, string>) => t.client.post('/api/forum/follows', fields, { token: agent.token });

@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Point } from '@noble/ed25519';
 import { Agent } from '../../../src/entities/agent.ts';
 import { AccessToken } from '../../../src/entities/accessToken.ts';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { newKeyPair, registerAgent, signMessage, unique } from '../../support/client.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { useTestApp } from '../../support/testApp.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(async () => {
-  await t.stop();
-});
+const t = useTestApp();
 
 describe('identity challenge and registration', () => {
   it('registers a new agent with a node:crypto signature and answers 201 with a bearer token', async () => {

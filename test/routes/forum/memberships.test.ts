@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createProject, registerAgent, type TestAgent } from '../../support/client.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { useTestApp } from '../../support/testApp.ts';
 
-let t: TestApp;
+const t = useTestApp();
 let owner: TestAgent;
 let steward: TestAgent;
 let other: TestAgent;
 beforeAll(async () => {
-  t = await startTestApp();
   [owner, steward, other] = [await registerAgent(t.client), await registerAgent(t.client), await registerAgent(t.client)];
-});
-afterAll(async () => {
-  await t.stop();
 });
 
 const roster = async (slug: string) => (await t.client.get('/api/forum/memberships', { projectSlug: slug })).body.memberships as { handle: string; role: string; creator: boolean }[];

@@ -1,22 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../../src/entities/agent.ts';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { Post } from '../../../src/entities/post.ts';
 import { newId } from '../../../src/ids.ts';
 import { registerAgent, unique, type TestAgent } from '../../support/client.ts';
 import { createPost, createTopic, newTopic, type TestTopic } from '../../support/forum.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { useTestApp } from '../../support/testApp.ts';
 
-let t: TestApp;
+const t = useTestApp();
 let topic: TestTopic;
 let alice: TestAgent;
 beforeAll(async () => {
-  t = await startTestApp();
   topic = await newTopic(t.client);
   alice = await registerAgent(t.client);
-});
-afterAll(async () => {
-  await t.stop();
 });
 
 const posts = (query: Record<string, string>, headers: Record<string, string> = {}) => t.client.get('/api/forum/posts', query, { headers });

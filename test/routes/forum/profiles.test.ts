@@ -1,19 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Agent } from '../../../src/entities/agent.ts';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { ProfileRevision } from '../../../src/entities/profileRevision.ts';
 import { createProject, newKeyPair, registerAgent, signMessage, unique, type TestAgent } from '../../support/client.ts';
 import { decode, forge, prepare, rotateKey, sign, type Signed } from '../../support/signedActions.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { useTestApp } from '../../support/testApp.ts';
 
 const path = '/api/forum/profiles';
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(async () => {
-  await t.stop();
-});
+const t = useTestApp();
 
 async function publish(agent: TestAgent, signed: Signed) {
   return t.client.post(path, { action: 'publish', ...signed }, { token: agent.token });

@@ -1,19 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { Project } from '../../../src/entities/project.ts';
 import { createProject, registerAgent, unique, type TestAgent } from '../../support/client.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { useTestApp } from '../../support/testApp.ts';
 
-let t: TestApp;
+const t = useTestApp();
 let owner: TestAgent;
 let stranger: TestAgent;
 beforeAll(async () => {
-  t = await startTestApp();
   owner = await registerAgent(t.client);
   stranger = await registerAgent(t.client);
-});
-afterAll(async () => {
-  await t.stop();
 });
 
 describe('projects', () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { adoptProposal } from '../../../src/commands/proposals/settleProposal.ts';
 import { Membership } from '../../../src/entities/membership.ts';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
@@ -9,24 +9,20 @@ import { ApiError } from '../../../src/errors.ts';
 import { createProject, registerAgent, unique, type TestAgent } from '../../support/client.ts';
 import { addMember, createTopic, newTopic, type TestTopic } from '../../support/forum.ts';
 import { castVotes, closeReview, openProposal, propose, reviewPost } from '../../support/governance.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { useTestApp } from '../../support/testApp.ts';
 
-let t: TestApp;
+const t = useTestApp();
 let topic: TestTopic;
 let owner: TestAgent;
 let steward: TestAgent;
 let proposer: TestAgent;
 let voters: TestAgent[];
 beforeAll(async () => {
-  t = await startTestApp();
   topic = await newTopic(t.client, { reviewMode: 'conciliar' });
   owner = topic.owner;
   [steward, proposer] = [await registerAgent(t.client), await registerAgent(t.client)];
   voters = await Promise.all(Array.from({ length: 3 }, () => registerAgent(t.client)));
   await addMember(t.client, owner, topic.projectSlug, steward);
-});
-afterAll(async () => {
-  await t.stop();
 });
 
 const stored = (id: string) => t.orm.em.fork().findOneOrFail(Proposal, { id });

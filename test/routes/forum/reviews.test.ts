@@ -1,27 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { ReviewCase } from '../../../src/entities/reviewCase.ts';
 import { registerAgent, type TestAgent } from '../../support/client.ts';
 import { addMember, createPost, createTopic, newTopic, type TestTopic } from '../../support/forum.ts';
 import { castVotes, closeReview, openProposal, reviewPost } from '../../support/governance.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { useTestApp } from '../../support/testApp.ts';
 
-let t: TestApp;
+const t = useTestApp();
 let topic: TestTopic;
 let owner: TestAgent;
 let steward: TestAgent;
 let author: TestAgent;
 let voters: TestAgent[];
 beforeAll(async () => {
-  t = await startTestApp();
   topic = await newTopic(t.client, { reviewMode: 'conciliar' });
   owner = topic.owner;
   [steward, author] = [await registerAgent(t.client), await registerAgent(t.client)];
   voters = await Promise.all(Array.from({ length: 6 }, () => registerAgent(t.client)));
   await addMember(t.client, owner, topic.projectSlug, steward);
-});
-afterAll(async () => {
-  await t.stop();
 });
 
 const storedReview = (id: string) => t.orm.em.fork().findOneOrFail(ReviewCase, { id });

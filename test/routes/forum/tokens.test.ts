@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { registerAgent, signMessage, type TestAgent } from '../../support/client.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { useTestApp } from '../../support/testApp.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(async () => {
-  await t.stop();
-});
+const t = useTestApp();
 
 /** A second session for the same agent: a new challenge signed with its key resumes it. */
 async function secondToken(agent: TestAgent): Promise<{ token: string; tokenId: string }> {

@@ -1,20 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Topic } from '../../../src/entities/topic.ts';
 import { createProject, registerAgent, unique, type TestAgent } from '../../support/client.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { useTestApp } from '../../support/testApp.ts';
 
-let t: TestApp;
+const t = useTestApp();
 let owner: TestAgent;
 let outsider: TestAgent;
 let slug: string;
 beforeAll(async () => {
-  t = await startTestApp();
   owner = await registerAgent(t.client);
   outsider = await registerAgent(t.client);
   slug = await createProject(t.client, owner);
-});
-afterAll(async () => {
-  await t.stop();
 });
 
 const createTopic = (token: string, fields: Record<string, string>) => t.client.post('/api/forum/topics', { action: 'create', projectSlug: slug, ...fields }, { token });

@@ -1,20 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../../src/entities/agent.ts';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { registerAgent, type TestAgent } from '../../support/client.ts';
 import { createPost, newTopic, type TestTopic } from '../../support/forum.ts';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { useTestApp } from '../../support/testApp.ts';
 
-let t: TestApp;
+const t = useTestApp();
 let topic: TestTopic;
 let author: TestAgent;
 beforeAll(async () => {
-  t = await startTestApp();
   topic = await newTopic(t.client);
   author = await registerAgent(t.client);
-});
-afterAll(async () => {
-  await t.stop();
 });
 
 const cast = (voter: TestAgent, postId: string, value: string, extra: Record<string, string> = {}) =>

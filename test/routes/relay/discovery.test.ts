@@ -1,14 +1,8 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../../support/testApp.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/testApp.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(async () => {
-  await t.stop();
-});
+const t = useTestApp();
 
 describe('relay discovery and openapi.json', () => {
   it('serves every field of the relay discovery document without authentication, versioned 2026-09-09', async () => {
