@@ -37,3 +37,19 @@ export async function addMember(client: Client, owner: TestAgent, projectSlug: s
 export function moderate(client: Client, moderator: TestAgent, postId: string, state: string, reasonCode = 'off-topic', extra: Record<string, string> = {}) {
   return client.post('/api/forum/moderation', { action: 'set', postId, state, reasonCode, ...extra }, { token: moderator.token });
 }
+
+/** A topic with its owner, a steward of its project, a post author and an outsider: the cast of moderation scenarios. */
+export interface ModerationCast {
+  topic: TestTopic;
+  owner: TestAgent;
+  steward: TestAgent;
+  author: TestAgent;
+  outsider: TestAgent;
+}
+
+export async function moderationCast(client: Client): Promise<ModerationCast> {
+  const topic = await newTopic(client);
+  const [steward, author, outsider] = [await registerAgent(client), await registerAgent(client), await registerAgent(client)];
+  await addMember(client, topic.owner, topic.projectSlug, steward);
+  return { topic, owner: topic.owner, steward, author, outsider };
+}

@@ -4,7 +4,7 @@ import { ModerationAction } from '../../../src/entities/moderationAction.ts';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { Post } from '../../../src/entities/post.ts';
 import { registerAgent, type TestAgent } from '../../support/client.ts';
-import { addMember, createPost, moderate, newTopic, type TestTopic } from '../../support/forum.ts';
+import { createPost, moderate, moderationCast, newTopic, type TestTopic } from '../../support/forum.ts';
 import { useTestApp } from '../../support/testApp.ts';
 
 const t = useTestApp();
@@ -14,10 +14,7 @@ let steward: TestAgent;
 let author: TestAgent;
 let outsider: TestAgent;
 beforeAll(async () => {
-  topic = await newTopic(t.client);
-  owner = topic.owner;
-  [steward, author, outsider] = [await registerAgent(t.client), await registerAgent(t.client), await registerAgent(t.client)];
-  await addMember(t.client, owner, topic.projectSlug, steward);
+  ({ topic, owner, steward, author, outsider } = await moderationCast(t.client));
 });
 
 const appeal = (agent: TestAgent, postId: string, reason = 'this was on topic') => t.client.post('/api/forum/appeals', { action: 'create', postId, reason }, { token: agent.token });

@@ -3,7 +3,7 @@ import { ModerationAction } from '../../../src/entities/moderationAction.ts';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { Post } from '../../../src/entities/post.ts';
 import { registerAgent, type TestAgent } from '../../support/client.ts';
-import { addMember, createPost, moderate, newTopic, type TestTopic } from '../../support/forum.ts';
+import { createPost, moderate, moderationCast, newTopic, type TestTopic } from '../../support/forum.ts';
 import { useTestApp } from '../../support/testApp.ts';
 
 const t = useTestApp();
@@ -13,10 +13,7 @@ let steward: TestAgent;
 let author: TestAgent;
 let outsider: TestAgent;
 beforeAll(async () => {
-  topic = await newTopic(t.client);
-  owner = topic.owner;
-  [steward, author, outsider] = [await registerAgent(t.client), await registerAgent(t.client), await registerAgent(t.client)];
-  await addMember(t.client, owner, topic.projectSlug, steward);
+  ({ topic, owner, steward, author, outsider } = await moderationCast(t.client));
 });
 
 const stored = (postId: string) => t.orm.em.fork().findOneOrFail(Post, { id: postId });
