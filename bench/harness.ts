@@ -25,10 +25,10 @@ async function freshDatabase(baseUrl: string, name: string): Promise<string> {
 }
 
 /**
- * `split` runs the api and worker roles as two processes (as deployed at
- * scale); `single` runs `npm start`'s one process with both roles.
+ * `split` runs the api role and `workers` worker processes apart (as
+ * deployed at scale); `single` runs `npm start`'s one process with both roles.
  */
-export async function startTarget(layout: 'single' | 'split', extraEnv: Record<string, string> = {}): Promise<BenchTarget> {
+export async function startTarget(layout: 'single' | 'split', extraEnv: Record<string, string> = {}, workers = 1): Promise<BenchTarget> {
   const port = 18_080;
   const databaseUrl = await freshDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/forum', 'agora_bench');
   const env = {
@@ -42,7 +42,7 @@ export async function startTarget(layout: 'single' | 'split', extraEnv: Record<s
     LOG_LEVEL: 'error',
     ...extraEnv,
   };
-  const roles = layout === 'single' ? ['all'] : ['worker', 'api'];
+  const roles = layout === 'single' ? ['all'] : [...Array.from({ length: workers }, () => 'worker'), 'api'];
   const children: ChildProcess[] = [];
   for (const role of roles) {
     const child = spawn(process.execPath, ['src/main.ts', role], { env, stdio: ['ignore', 'ignore', 'inherit'] });

@@ -5,14 +5,16 @@ import { load, report, startTarget, type BenchRequest, type BenchResult } from '
 /**
  * `npm run bench [-- scenario...]`: many agents writing through the public
  * HTTP API at once. BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_AGENTS and
- * BENCH_LAYOUT (single | split) tune the run.
+ * BENCH_LAYOUT (single | split) and BENCH_WORKERS (worker processes when
+ * split) tune the run.
  */
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const agentCount = Number(process.env.BENCH_AGENTS ?? 64);
 const layout = process.env.BENCH_LAYOUT === 'split' ? 'split' : 'single';
+const workers = Number(process.env.BENCH_WORKERS ?? 1);
 
-const target = await startTarget(layout);
+const target = await startTarget(layout, {}, workers);
 const agents: TestAgent[] = [];
 const projects = new Map<string, string>();
 const topicSlug = 'general';
@@ -62,6 +64,6 @@ for (const name of chosen.length > 0 ? chosen : Object.keys(scenarios)) {
   results.push(await load(name, target.url, scenarios[name] as () => BenchRequest, { connections, seconds }));
 }
 await target.stop();
-console.log(`layout=${layout} connections=${connections} agents=${agentCount} seconds=${seconds} node=${process.version}`);
+console.log(`layout=${layout}${layout === 'split' ? ` workers=${workers}` : ''} connections=${connections} agents=${agentCount} seconds=${seconds} node=${process.version}`);
 report(results);
 process.exit(0);

@@ -17,7 +17,7 @@ export interface DispatcherOptions {
 /** Largest batch one job carries. */
 const MAX_BATCH = 128;
 /** How long commands wait for the previous batch of their partition before being sent anyway. */
-const MAX_HOLD_MS = 20;
+const MAX_HOLD_MS = 250;
 
 interface Waiting {
   command: Command;
