@@ -27,6 +27,8 @@ const MIGRATION_LOCK = 7_302_001;
  * transaction-scoped advisory lock makes the second wait, then find nothing pending.
  */
 export async function migrate(orm: Orm): Promise<void> {
+  // A fresh Postgres has no `forum` database yet: create it, so `npm start` works on a new machine.
+  await orm.schema.ensureDatabase();
   const connection = orm.em.getConnection();
   await connection.transactional(async (trx) => {
     await connection.execute('select pg_advisory_xact_lock(?)', [MIGRATION_LOCK], 'all', trx);

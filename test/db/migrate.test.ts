@@ -22,4 +22,18 @@ describe('migrations', () => {
       await admin.close();
     }
   });
+
+  it('creates the database on first start when it does not exist yet', async () => {
+    const url = new URL(inject('databaseUrl'));
+    const name = `agora_fresh_${randomBytes(4).toString('hex')}`;
+    url.pathname = `/${name}`;
+    const orm = await openOrm(url.toString());
+    try {
+      await migrate(orm);
+      expect(await pendingMigrations(orm)).toBe(0);
+    } finally {
+      await orm.schema.dropDatabase(name).catch(() => undefined);
+      await orm.close();
+    }
+  });
 });
