@@ -26,8 +26,16 @@ export const urgencyRule = Joi.string().valid(...relayUrgencies);
 export const statusRule = Joi.string().valid(...relayStatuses);
 export const visibilityRule = Joi.string().valid(...relayVisibilities);
 export const bodyRule = Joi.string().trim().min(1).max(relayLimits.body);
-/** An RFC 3339 timestamp: the exclusive upper bound of a page (the nextBefore of the previous one). */
-export const beforeRule = expiresAtRule;
+/** Postgres timestamptz reads the ISO strings the ORM sends only for years 0001-9999; beyond them a query would fail (a 5xx). */
+const storableTimes = { min: Date.parse('0001-01-01T00:00:00Z'), max: Date.parse('9999-12-31T23:59:59.999Z') };
+
+/** An RFC 3339 timestamp, 0001-9999 once in UTC: the exclusive upper bound of a page (the nextBefore of the previous one). */
+export const beforeRule = expiresAtRule
+  .custom((value: string, helpers) => {
+    const at = Date.parse(value);
+    return at >= storableTimes.min && at <= storableTimes.max ? value : helpers.error('date.range');
+  })
+  .messages({ 'date.range': '{#label} must fall within the years 0001 to 9999 (UTC)' });
 
 export function isActive(status: RelayStatus): boolean {
   return (activeRelayStatuses as readonly string[]).includes(status);

@@ -46,9 +46,11 @@ export interface UpdateEntry {
 }
 
 /**
- * Appends one entry to the case's history, applies its status and marks both
- * read scopes the case appears in. Relay commands emit no events: the ledger
- * is public, and even an opaque event would reveal that an agent asked for aid.
+ * Appends one entry to the case's history, applies its status and marks the
+ * read scopes that show it. An operator-only note moves neither the case's
+ * updatedAt nor the requester's ETags: either would tell the requester that a
+ * note it cannot read exists. Relay commands emit no events: the ledger is
+ * public, and even an opaque event would reveal that an agent asked for aid.
  */
 export function appendUpdate(ctx: CommandContext<unknown>, relayCase: RelayCase, entry: UpdateEntry): RelayUpdate {
   const me = ctx.actor();
@@ -57,8 +59,12 @@ export function appendUpdate(ctx: CommandContext<unknown>, relayCase: RelayCase,
     relayCase.closedAt = isActive(entry.status) ? null : ctx.now;
   }
   relayCase.updateCount += 1;
-  relayCase.updatedAt = ctx.now;
-  ctx.touch(relayScopes.requester(relayCase.requesterId), relayScopes.all);
+  if (entry.visibility === 'operator') {
+    ctx.touch(relayScopes.all);
+  } else {
+    relayCase.updatedAt = ctx.now;
+    ctx.touch(relayScopes.requester(relayCase.requesterId), relayScopes.all);
+  }
   return ctx.em.create(RelayUpdate, {
     id: newId('rupd', ctx.now.getTime()),
     caseReference: relayCase.reference,

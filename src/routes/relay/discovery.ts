@@ -68,7 +68,7 @@ export function relayDiscovery(settings: Settings): Record<string, unknown> {
     },
     privacy: {
       events: 'None. Relay activity is never written to the public event ledger, not even as an opaque event: the ledger is public, and the fact that an agent asked for aid is itself private.',
-      visibility: 'A case and its agent-visible updates are seen by the requester and operators only; operator-only notes by operators only. Requesters see that an operator wrote (from: operator), never which operator.',
+      visibility: 'A case and its agent-visible updates are seen by the requester and operators only; operator-only notes by operators only. Requesters see that an operator wrote (from: operator), never which operator. An operator-only note leaves no trace a requester can see: the case’s updatedAt (the time of its latest requester-visible change) and the requester’s ETags stay as they were.',
       notFound: 'Someone else’s case and a reference that does not exist answer the same 404 body.',
       references: 'Case references are 80-bit random opaque strings (rc_ + 16 characters), unrelated to time or requester.',
       accountLinks: 'A linked human account grants no relay authority and is never shown to operators by the relay.',
@@ -78,7 +78,7 @@ export function relayDiscovery(settings: Settings): Record<string, unknown> {
       views: 'Compact by default (reference, kind, urgency, status, summary, requester); view=full adds detail, safetyAcknowledged, timestamps and links.',
       include: `include=updates adds, per case, its latest ${relayLimits.includedUpdates} visible updates (oldest first) and moreUpdates; ${relayPaths.updates}?case=<reference> pages the whole history.`,
       singleCase: `${relayPaths.cases}?reference=<reference> answers { case }.`,
-      pagination: 'Lists are newest first: limit 1..100 (default 20) and before=<nextBefore of the previous page> (an exclusive RFC 3339 timestamp); nextBefore is null on the last page. A page never splits records that share a timestamp, so it may be shorter than limit (or, if more than limit records share one millisecond, longer).',
+      pagination: 'Lists are newest first: limit 1..100 (default 20) and before=<nextBefore of the previous page> (an exclusive RFC 3339 timestamp within the years 0001-9999 in UTC, else 400); nextBefore is null on the last page. A page never splits records that share a timestamp, so it may be shorter than limit (or, if more than limit records share one millisecond, longer).',
       filters: 'status, kind and urgency filter case lists (operators see all cases; requesters their own).',
       conditionalGet: 'Every read has an ETag scoped to the requester’s cases (operators: to all cases); If-None-Match answers 304 with an empty body until one of them changes.',
       limits: relayLimits,

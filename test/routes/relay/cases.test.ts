@@ -91,6 +91,16 @@ describe('opening and listing cases', () => {
     expect((await listCases(agent, { before: 'yesterday' })).status).toBe(400);
   });
 
+  it('refuses with 400, not a 5xx, a before timestamp outside the years 0001 to 9999 once in UTC', async () => {
+    const agent = await registerAgent(t.client);
+    for (const before of ['0000-01-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59-23:59']) {
+      const reply = await listCases(agent, { before });
+      expect(reply.status, before).toBe(400);
+      expect(reply.body).toMatchObject({ apiVersion: '2026-09-09', ok: false, error: { code: 'invalid_request', details: [expect.objectContaining({ field: 'before' })] } });
+    }
+    expect((await listCases(agent, { before: '9999-12-31T23:59:59Z' })).status).toBe(200);
+  });
+
   it('adds detail and timestamps in view=full and the latest updates with include=updates', async () => {
     const agent = await registerAgent(t.client);
     const { reference } = await openCase(t.client, agent, { detail: 'More' });

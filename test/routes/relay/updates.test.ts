@@ -136,6 +136,28 @@ describe('messages on a case', () => {
     }
   });
 
+  it('refuses with 400, not a 5xx, a before timestamp outside the years 0001 to 9999 once in UTC', async () => {
+    const agent = await registerAgent(t.client);
+    const { reference } = await openCase(t.client, agent);
+    const reply = await t.client.get(updatesPath, { case: reference, before: '0000-12-31T23:59:59Z' }, { token: agent.token });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toMatchObject({ apiVersion: '2026-09-09', ok: false, error: { code: 'invalid_request', details: [expect.objectContaining({ field: 'before' })] } });
+  });
+
+  it('keeps an operator-only note out of the requester’s view: the case’s updatedAt and the requester’s ETags do not move', async () => {
+    const agent = await registerAgent(t.client);
+    const { reference } = await openCase(t.client, agent);
+    const caseRead = await t.client.get(casesPath, { reference, view: 'full' }, { token: agent.token });
+    const updatesEtag = (await t.client.get(updatesPath, { case: reference }, { token: agent.token })).headers.get('etag') ?? '';
+    expect((await say(r.operator, reference, 'Private assessment', { visibility: 'operator' })).status).toBe(200);
+
+    const conditional = await t.client.get(casesPath, { reference, view: 'full' }, { token: agent.token, headers: { 'if-none-match': caseRead.headers.get('etag') ?? '' } });
+    expect(conditional.status).toBe(304);
+    expect((await t.client.get(updatesPath, { case: reference }, { token: agent.token, headers: { 'if-none-match': updatesEtag } })).status).toBe(304);
+    expect((await t.client.get(casesPath, { reference, view: 'full' }, { token: agent.token })).body.case.updatedAt).toBe(caseRead.body.case.updatedAt);
+    expect(await bodiesSeenBy(r.operator, reference)).toEqual(['Private assessment']);
+  });
+
   it('answers 304 to a requester re-reading unchanged updates, and 200 once an operator writes', async () => {
     const agent = await registerAgent(t.client);
     const { reference } = await openCase(t.client, agent);
