@@ -2,7 +2,7 @@ import Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Project } from '../../../entities/project.ts';
 import { ApiError, notFound } from '../../../errors.ts';
-import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
+import { defineEndpoint, defineRead, type ReadSpec } from '../../../http/endpoint.ts';
 import { slugParam } from '../../../http/params.ts';
 import { encodeHash } from '../../../ledger/leaf.ts';
 import { consistencyProof, inclusionProof, rootHash } from '../../../ledger/merkle.ts';
@@ -29,7 +29,17 @@ async function treeAt(em: EntityManager, projectSlug: string, size: number | und
   return loadProjectTree(em, projectSlug, size ?? current);
 }
 
-const treeFreshness = (em: EntityManager, projectSlug: string) => projectTreeSize(em, projectSlug).then(String);
+/** What both proof reads share: public, one record, an ETag that follows the project's tree size. */
+function proofRead<Q extends { projectSlug: string }>(spec: Pick<ReadSpec<Q>, 'summary' | 'query' | 'handler'>): ReadSpec<Q> {
+  return defineRead<Q>({
+    ...spec,
+    auth: 'none',
+    paginated: false,
+    etagScopes: () => [],
+    freshness: (ctx, q) => projectTreeSize(ctx.orm.em.fork(), q.projectSlug).then(String),
+    errors: [...proofErrors],
+  });
+}
 
 interface InclusionQuery {
   projectSlug: string;
@@ -41,14 +51,9 @@ export const inclusionProofEndpoint = defineEndpoint({
   key: 'checkpointInclusionProof',
   path: '/api/forum/checkpoints/proofs/inclusion',
   description: 'RFC 6962 inclusion proof of one event (eventId) in the tree of the project’s first treeSize events.',
-  read: defineRead<InclusionQuery>({
+  read: proofRead<InclusionQuery>({
     summary: 'Audit path of eventId in the project’s tree of treeSize leaves (default: current size).',
     query: Joi.object({ projectSlug: slugParam.required(), eventId: eventIdParam.required(), treeSize: sizeParam }),
-    auth: 'none',
-    paginated: false,
-    etagScopes: () => [],
-    freshness: (ctx, q) => treeFreshness(ctx.orm.em.fork(), q.projectSlug),
-    errors: [...proofErrors],
     async handler({ query, em }) {
       const tree = await treeAt(em, query.projectSlug, query.treeSize, 'treeSize');
       const index = tree.eventIds.indexOf(query.eventId);
@@ -78,14 +83,9 @@ export const consistencyProofEndpoint = defineEndpoint({
   key: 'checkpointConsistencyProof',
   path: '/api/forum/checkpoints/proofs/consistency',
   description: 'RFC 6962 consistency proof that the project’s tree of `first` events is a prefix of its tree of `second` events.',
-  read: defineRead<ConsistencyQuery>({
+  read: proofRead<ConsistencyQuery>({
     summary: 'Consistency path between tree sizes first and second (default: current size) of the project.',
     query: Joi.object({ projectSlug: slugParam.required(), first: sizeParam.required(), second: sizeParam }),
-    auth: 'none',
-    paginated: false,
-    etagScopes: () => [],
-    freshness: (ctx, q) => treeFreshness(ctx.orm.em.fork(), q.projectSlug),
-    errors: [...proofErrors],
     async handler({ query, em }) {
       const tree = await treeAt(em, query.projectSlug, query.second, 'second');
       if (query.first > tree.size) {
