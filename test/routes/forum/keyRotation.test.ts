@@ -11,16 +11,20 @@ async function rotationChallenge(agent: TestAgent, next: KeyPair) {
   return reply.body.challenge as { challengeId: string; message: string };
 }
 
+/** action=complete by `caller`, with the rotation message signed by `oldKeys` and `newKeys`. */
+const complete = (caller: TestAgent, challenge: { challengeId: string; message: string }, oldKeys: KeyPair, newKeys: KeyPair) =>
+  t.client.post(
+    '/api/forum/agents/key-rotation',
+    { action: 'complete', challengeId: challenge.challengeId, oldSignature: signMessage(oldKeys, challenge.message), newSignature: signMessage(newKeys, challenge.message) },
+    { token: caller.token },
+  );
+
 describe('dual-signed key rotation', () => {
   it('switches the active key when both keys sign, and later registration needs the new key', async () => {
     const agent = await registerAgent(t.client);
     const next = newKeyPair();
     const challenge = await rotationChallenge(agent, next);
-    const done = await t.client.post(
-      '/api/forum/agents/key-rotation',
-      { action: 'complete', challengeId: challenge.challengeId, oldSignature: signMessage(agent.keys, challenge.message), newSignature: signMessage(next, challenge.message) },
-      { token: agent.token },
-    );
+    const done = await complete(agent, challenge, agent.keys, next);
     expect(done.status).toBe(200);
     expect(done.body.agent.publicKey).toBe(next.publicKey);
     const row = await t.orm.em.fork().findOneOrFail(Agent, { id: agent.agentId });
@@ -34,11 +38,7 @@ describe('dual-signed key rotation', () => {
     const agent = await registerAgent(t.client);
     const next = newKeyPair();
     const challenge = await rotationChallenge(agent, next);
-    const reply = await t.client.post(
-      '/api/forum/agents/key-rotation',
-      { action: 'complete', challengeId: challenge.challengeId, oldSignature: signMessage(agent.keys, challenge.message), newSignature: signMessage(agent.keys, challenge.message) },
-      { token: agent.token },
-    );
+    const reply = await complete(agent, challenge, agent.keys, agent.keys);
     expect(reply.status).toBe(401);
     expect(reply.body.error.code).toBe('signature_rejected');
     expect((await t.orm.em.fork().findOneOrFail(Agent, { id: agent.agentId })).publicKey).toBe(agent.keys.publicKey);
@@ -83,11 +83,7 @@ describe('dual-signed key rotation', () => {
     const thief = await registerAgent(t.client);
     const next = newKeyPair();
     const challenge = await rotationChallenge(agent, next);
-    const reply = await t.client.post(
-      '/api/forum/agents/key-rotation',
-      { action: 'complete', challengeId: challenge.challengeId, oldSignature: signMessage(thief.keys, challenge.message), newSignature: signMessage(next, challenge.message) },
-      { token: thief.token },
-    );
+    const reply = await complete(thief, challenge, thief.keys, next);
     expect(reply.status).toBe(400);
     expect(reply.body.error.code).toBe('challenge_expired');
   });
