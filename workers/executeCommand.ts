@@ -2,7 +2,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Settings } from '../config/settings.ts';
 import { commandHandlers } from '../src/commands/index.ts';
-import type { CommandContext, EventDraft } from '../src/commands/types.ts';
+import type { CommandContext, CommandHandler, EventDraft } from '../src/commands/types.ts';
 import { requireActor } from '../src/commands/types.ts';
 import { OutboxEvent } from '../src/entities/outboxEvent.ts';
 import { ProcessedCommand } from '../src/entities/processedCommand.ts';
@@ -39,6 +39,52 @@ async function recordRejection(em: EntityManager, command: Command, error: ApiEr
 }
 
 /**
+ * Runs the command's handler on `em` and queues its outbox events and its
+ * processed_command row there: they commit with the change, or not at all.
+ */
+async function runHandler(em: EntityManager, settings: Settings, command: Command, handler: CommandHandler): Promise<{ result: CommandResult; touched: string[] }> {
+  const touched = new Set<string>();
+  const events: EventDraft[] = [];
+  const now = new Date();
+  const ctx: CommandContext<Record<string, unknown>> = {
+    em,
+    command,
+    params: command.data,
+    now,
+    settings,
+    actor: () => requireActor(command.actor),
+    emit: (event) => events.push(event),
+    touch: (...scopes) => scopes.forEach((s) => touched.add(s)),
+  };
+  const result = await handler.handle(ctx);
+  for (const event of events) {
+    em.create(OutboxEvent, {
+      type: event.type,
+      projectSlug: event.projectSlug ?? null,
+      topicSlug: event.topicSlug ?? null,
+      actor: event.actor === null ? null : (command.actor?.handle ?? null),
+      subjectId: event.subjectId ?? null,
+      data: event.data ?? {},
+      commandId: command.commandId,
+      createdAt: now,
+      publishedAt: null,
+    });
+  }
+  em.create(ProcessedCommand, { commandId: command.commandId, type: command.type, status: result.status, body: result.body, createdAt: now });
+  return { result, touched: [...touched] };
+}
+
+/**
+ * The database's own guard behind queue serialization. Keys of one batch all map to one
+ * partition and no other partition shares them, so sorted locking cannot deadlock.
+ */
+async function lockPartitions(em: EntityManager, commands: Command[]): Promise<void> {
+  for (const key of [...new Set(commands.map((c) => c.partitionKey))].sort()) {
+    await em.execute('select pg_advisory_xact_lock(hashtext(?))', [key]);
+  }
+}
+
+/**
  * One command inside the batch transaction, in a savepoint: its changes,
  * its outbox events and its command id commit together, and a refusal rolls
  * back only this command.
@@ -50,40 +96,9 @@ async function applyOne(outer: EntityManager, settings: Settings, command: Comma
   if (earlier) return { command, result: { status: earlier.status, body: earlier.body }, touched: [] };
   const handler = commandHandlers.get(command.type);
   if (!handler) return recordRejection(outer, command, new ApiError('invalid_action', `unknown command ${command.type}`));
-
-  const touched = new Set<string>();
   try {
-    const result = await outer.transactional(async (em) => {
-      const events: EventDraft[] = [];
-      const now = new Date();
-      const ctx: CommandContext<Record<string, unknown>> = {
-        em,
-        command,
-        params: command.data,
-        now,
-        settings,
-        actor: () => requireActor(command.actor),
-        emit: (event) => events.push(event),
-        touch: (...scopes) => scopes.forEach((s) => touched.add(s)),
-      };
-      const outcome = await handler.handle(ctx);
-      for (const event of events) {
-        em.create(OutboxEvent, {
-          type: event.type,
-          projectSlug: event.projectSlug ?? null,
-          topicSlug: event.topicSlug ?? null,
-          actor: event.actor === null ? null : (command.actor?.handle ?? null),
-          subjectId: event.subjectId ?? null,
-          data: event.data ?? {},
-          commandId: command.commandId,
-          createdAt: now,
-          publishedAt: null,
-        });
-      }
-      em.create(ProcessedCommand, { commandId: command.commandId, type: command.type, status: outcome.status, body: outcome.body, createdAt: now });
-      return outcome;
-    });
-    return { command, result, touched: [...touched] };
+    const { result, touched } = await outer.transactional((em) => runHandler(em, settings, command, handler));
+    return { command, result, touched };
   } catch (error) {
     if (error instanceof ApiError) return recordRejection(outer, command, error);
     if (error instanceof UniqueConstraintViolationException) return recordRejection(outer, command, new ApiError('conflict', 'the change conflicts with an existing record'));
@@ -91,26 +106,63 @@ async function applyOne(outer: EntityManager, settings: Settings, command: Comma
   }
 }
 
+/** Each command in its own savepoint: the path that absorbs refusals. */
 async function applyBatch(root: EntityManager, settings: Settings, commands: Command[]): Promise<Execution[]> {
   return root.fork().transactional(async (outer) => {
-    // The database's own guard behind queue serialization. Keys of one batch all map to one
-    // partition and no other partition shares them, so sorted locking cannot deadlock.
-    for (const key of [...new Set(commands.map((c) => c.partitionKey))].sort()) {
-      await outer.execute('select pg_advisory_xact_lock(hashtext(?))', [key]);
-    }
+    await lockPartitions(outer, commands);
     const executions: Execution[] = [];
     for (const command of commands) executions.push(await applyOne(outer, settings, command));
     return executions;
   });
 }
 
+/** Thrown inside the optimistic path to give the batch back to the savepoint path. */
+class NeedsSavepoints extends Error {}
+
+/**
+ * The common case, where every command succeeds: one shared unit of work,
+ * one lookup of earlier runs for the whole batch, no savepoints, and inserts
+ * of one table grouped at flush. Any refusal or conflict rolls the whole
+ * transaction back and the batch runs again through applyBatch.
+ */
+async function applyOptimistically(root: EntityManager, settings: Settings, commands: Command[]): Promise<Execution[]> {
+  return root.fork().transactional(async (em) => {
+    await lockPartitions(em, commands);
+    // After the locks, so that runs committed while we waited are seen (READ COMMITTED).
+    const earlier = new Map((await em.find(ProcessedCommand, { commandId: { $in: commands.map((c) => c.commandId) } })).map((row) => [row.commandId, row]));
+    const executions: Execution[] = [];
+    for (const command of commands) {
+      const seen = earlier.get(command.commandId);
+      if (seen) {
+        executions.push({ command, result: { status: seen.status, body: seen.body }, touched: [] });
+        continue;
+      }
+      const handler = commandHandlers.get(command.type);
+      if (!handler) throw new NeedsSavepoints('unknown command');
+      try {
+        executions.push({ command, ...(await runHandler(em, settings, command, handler)) });
+      } catch (error) {
+        if (error instanceof ApiError || error instanceof UniqueConstraintViolationException) throw new NeedsSavepoints('refusal');
+        throw error;
+      }
+    }
+    return executions;
+  });
+}
+
 /**
  * Applies a batch of commands of one partition in one transaction: one
- * commit and one set of partition locks for many commands. A command seen
- * before answers its first result and changes nothing. If the batch fails as
- * a whole, each command is applied on its own so only the culprit fails.
+ * commit and one set of partition locks for many commands. First optimistically
+ * (no savepoints); if any command is refused, again with a savepoint per
+ * command; if the batch fails as a whole, each command on its own so only the
+ * culprit fails. A command seen before answers its first result and changes nothing.
  */
 export async function executeBatch(root: EntityManager, settings: Settings, commands: Command[]): Promise<{ executions: Execution[]; failures: Failure[] }> {
+  try {
+    return { executions: await applyOptimistically(root, settings, commands), failures: [] };
+  } catch {
+    // A refusal, a conflict (also one found only at commit) or a failure: nothing was committed.
+  }
   try {
     return { executions: await applyBatch(root, settings, commands), failures: [] };
   } catch (error) {
