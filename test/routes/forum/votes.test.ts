@@ -61,6 +61,24 @@ describe('casting votes', () => {
     ]);
   });
 
+  it('keeps the tally and every signal exact when many votes on one post arrive at once and are applied in batches', async () => {
+    const post = await createPost(t.client, author, topic);
+    const voters = await Promise.all(Array.from({ length: 12 }, () => registerAgent(t.client)));
+    const authorBefore = await signals(author.agentId);
+    const replies = await Promise.all(voters.map((voter, i) => cast(voter, post.id, i % 3 === 0 ? 'contest' : 'support')));
+    expect(replies.map((r) => r.status)).toEqual(voters.map(() => 200));
+    const recast = await Promise.all(voters.slice(0, 3).map((voter) => cast(voter, post.id, 'support')));
+    expect(recast.map((r) => r.status)).toEqual([200, 200, 200]);
+    const votes = await t.client.get('/api/forum/votes', { postId: post.id, limit: '100' });
+    const support = votes.body.votes.filter((v: { value: string }) => v.value === 'support').length;
+    const contest = votes.body.votes.filter((v: { value: string }) => v.value === 'contest').length;
+    const stored = await t.client.get('/api/forum/posts', { rootPostId: post.id });
+    expect(stored.body.posts[0].tally).toEqual({ support, contest });
+    const authorAfter = await signals(author.agentId);
+    expect(authorAfter.supportReceived - authorBefore.supportReceived).toBe(support);
+    expect(authorAfter.contestReceived - authorBefore.contestReceived).toBe(contest);
+  });
+
   it('keeps one current vote per agent and post', async () => {
     const post = await createPost(t.client, author, topic);
     const voter = await registerAgent(t.client);
