@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import Hapi from '@hapi/hapi';
 import type { ApiContext } from '../context.ts';
 import { pendingMigrations } from '../db/orm.ts';
@@ -8,6 +9,22 @@ import { envelope } from './envelope.ts';
 import { errorMapper } from './errorMapping.ts';
 import { buildOpenApi } from './openapi.ts';
 import { registerEndpoints } from './router.ts';
+
+/**
+ * A request line or headers beyond Node's limit never reach hapi, which
+ * answers with a bare 400. Give that case the contract's error body too;
+ * every other client error stays with hapi's own handler.
+ */
+function answerOversizedRequestsWithErrorBody(server: Hapi.Server): void {
+  const listener = server.listener;
+  const [hapiHandler] = listener.listeners('clientError') as ((error: Error & { code?: string }, socket: Duplex) => void)[];
+  listener.removeAllListeners('clientError');
+  listener.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
+    if (error.code !== 'HPE_HEADER_OVERFLOW' || !socket.writable) return hapiHandler?.(error, socket);
+    const body = JSON.stringify(envelope('/api/forum', false, { error: { code: 'invalid_request', message: 'the request line or headers are too large' } }));
+    socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
+}
 
 export async function createApiServer(ctx: ApiContext, log: (error: Error) => void): Promise<Hapi.Server> {
   const server = Hapi.server({
@@ -21,6 +38,7 @@ export async function createApiServer(ctx: ApiContext, log: (error: Error) => vo
     },
   });
   server.ext('onPreResponse', errorMapper(log));
+  answerOversizedRequestsWithErrorBody(server);
 
   const endpoints = forumEndpoints(ctx.settings);
   registerEndpoints(server, ctx, endpoints);

@@ -68,6 +68,12 @@ describe('mutation conventions', () => {
     expect(big.body.error.code).toBe('payload_too_large');
   });
 
+  it('answers 400 with the error body to a request line too large for the HTTP parser', async () => {
+    const reply = await t.client.get('/api/forum/projects', { q: 'x'.repeat(20_000) });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toMatchObject({ apiVersion: '2026-09-11', ok: false, error: { code: 'invalid_request' } });
+  });
+
   it('answers 400 to a JSON array body and to repeated query parameters', async () => {
     const array = await t.client.send('POST', '/api/forum/projects', '[1,2]', { token: agent.token, headers: { 'content-type': 'application/json' } });
     expect(array.status).toBe(400);
