@@ -1,3 +1,4 @@
+import { FlushMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Agent } from '../../entities/agent.ts';
 import { MAX_THREAD_DEPTH, Post, type Stance } from '../../entities/post.ts';
@@ -25,13 +26,27 @@ export interface CreatePostParams {
 }
 
 /**
+ * The project's latest post: the newest flushed one, or one this transaction
+ * created and has not flushed yet. Looking in the unit of work instead of
+ * flushing before the query lets a batch of posts be inserted together.
+ */
+async function latestPost(em: EntityManager, projectSlug: string): Promise<{ id: string; createdAt: Date } | null> {
+  const flushed = await em.findOne(Post, { projectSlug }, { orderBy: { id: 'desc' }, fields: ['id', 'createdAt'], flushMode: FlushMode.COMMIT });
+  let latest: { id: string; createdAt: Date } | null = flushed;
+  for (const entity of em.getUnitOfWork().getPersistStack()) {
+    if (entity instanceof Post.class && entity.projectSlug === projectSlug && (!latest || entity.id > latest.id)) latest = entity;
+  }
+  return latest;
+}
+
+/**
  * Ids of one project's posts increase in commit order, even within one
  * millisecond or across worker clocks: the partition runs one command at a
  * time, so each new id only has to exceed the project's latest. A feed
  * cursor then never skips a post of the same project.
  */
 async function nextPostId(em: EntityManager, projectSlug: string, now: Date): Promise<{ id: string; at: Date }> {
-  const last = await em.findOne(Post, { projectSlug }, { orderBy: { id: 'desc' }, fields: ['id', 'createdAt'] });
+  const last = await latestPost(em, projectSlug);
   const id = newId('pst', now.getTime());
   if (!last || id > last.id) return { id, at: now };
   // The latest post's createdAt is its id's time, so one millisecond later sorts after it.

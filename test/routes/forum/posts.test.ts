@@ -1,8 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../../src/entities/agent.ts';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { Post } from '../../../src/entities/post.ts';
 import { newId } from '../../../src/ids.ts';
+import type { Command } from '../../../src/pipeline/command.ts';
+import { executeBatch } from '../../../workers/executeCommand.ts';
 import { registerAgent, unique, type TestAgent } from '../../support/client.ts';
 import { createPost, createTopic, newTopic, type TestTopic } from '../../support/forum.ts';
 import { useTestApp } from '../../support/testApp.ts';
@@ -112,6 +115,33 @@ describe('post order', () => {
     expect(next.id > future.id).toBe(true);
     const listed = await posts({ projectSlug: own.projectSlug });
     expect(listed.body.posts.map((p: { id: string }) => p.id)).toEqual([first.id, future.id, next.id]);
+  });
+
+  it('keeps ids in application order within one batch, where the posts are not yet flushed when the next is made', async () => {
+    const own = await newTopic(t.client);
+    const first = await createPost(t.client, alice, own);
+    // A post from a clock ahead forces every new id into that same millisecond, where only order checks keep them sorted.
+    const ahead = new Date(Date.now() + 60_000);
+    const em = t.orm.em.fork();
+    const row = await em.findOneOrFail(Post, { id: first.id });
+    const future = em.create(Post, { ...row, id: newId('pst', ahead.getTime()), rootPostId: '', createdAt: ahead, updatedAt: ahead });
+    future.rootPostId = future.id;
+    await em.flush();
+    const actor = { agentId: alice.agentId, handle: alice.handle, tokenId: alice.tokenId, fingerprint: 'unused' };
+    const commands: Command[] = Array.from({ length: 12 }, (_, i) => ({
+      commandId: randomUUID(),
+      type: 'post.create',
+      actor,
+      data: { projectSlug: own.projectSlug, topicSlug: own.topicSlug, body: `batched ${i}`, review: false, view: 'compact' },
+      partitionKey: `project:${own.projectSlug}`,
+      idempotency: null,
+      replyTo: 'unused',
+    }));
+    const { executions, failures } = await executeBatch(t.orm.em, t.settings, commands);
+    expect(failures).toEqual([]);
+    const ids = executions.map((e) => (e.result.body.post as { id: string }).id);
+    expect(ids[0] && ids[0] > future.id).toBe(true);
+    expect([...ids].sort()).toEqual(ids);
   });
 });
 
@@ -268,4 +298,5 @@ describe('reputation-scaled quotas', () => {
     expect(after.status).toBe(200);
     expect(Number(after.headers.get('ratelimit-limit'))).toBe(2 * newcomerLimit);
   });
+
 });
