@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
+import { loadSettings } from '../../config/settings.ts';
 import { migrate, openOrm } from '../../src/db/orm.ts';
 
 declare module 'vitest' {
@@ -13,17 +14,26 @@ const stops: (() => Promise<unknown>)[] = [];
 
 /**
  * Real services: DATABASE_URL and REDIS_URL when set (CI and these machines),
- * otherwise throwaway containers via testcontainers (needs Docker). Tests run
+ * otherwise throwaway containers via testcontainers, or, without Docker, the
+ * local services of the contract's default settings. Tests run
  * in a fresh `<db>_test_<random>` database, migrated once and dropped at the end.
  */
 async function services(): Promise<{ databaseUrl: string; redisUrl: string }> {
   if (process.env.DATABASE_URL && process.env.REDIS_URL) return { databaseUrl: process.env.DATABASE_URL, redisUrl: process.env.REDIS_URL };
-  const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
-  const { RedisContainer } = await import('@testcontainers/redis');
-  const postgres = await new PostgreSqlContainer('postgres:16-alpine').start();
-  const redis = await new RedisContainer('redis:7-alpine').start();
-  stops.push(() => postgres.stop(), () => redis.stop());
-  return { databaseUrl: postgres.getConnectionUri(), redisUrl: redis.getConnectionUrl() };
+  try {
+    const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+    const { RedisContainer } = await import('@testcontainers/redis');
+    const postgres = await new PostgreSqlContainer('postgres:16-alpine').start();
+    stops.push(() => postgres.stop());
+    const redis = await new RedisContainer('redis:7-alpine').start();
+    stops.push(() => redis.stop());
+    return { databaseUrl: postgres.getConnectionUri(), redisUrl: redis.getConnectionUrl() };
+  } catch (error) {
+    // No Docker engine: use the services the contract's defaults point at, as `npm start` would.
+    console.warn(`testcontainers unavailable (${(error as Error).message.split('\n')[0]}); using local Postgres and Redis`);
+    const defaults = loadSettings({});
+    return { databaseUrl: process.env.DATABASE_URL ?? defaults.databaseUrl, redisUrl: process.env.REDIS_URL ?? defaults.redisUrl };
+  }
 }
 
 /** A database of its own for this run (runs may overlap on one machine), dropped afterwards. */
