@@ -101,16 +101,22 @@ describe('creating posts', () => {
   });
 });
 
+/** A copy of a post stamped one minute ahead, as a worker with a fast clock would write it. */
+async function plantFuturePost(copyOf: string): Promise<{ id: string }> {
+  const ahead = new Date(Date.now() + 60_000);
+  const em = t.orm.em.fork();
+  const row = await em.findOneOrFail(Post, { id: copyOf });
+  const future = em.create(Post, { ...row, id: newId('pst', ahead.getTime()), rootPostId: '', createdAt: ahead, updatedAt: ahead });
+  future.rootPostId = future.id;
+  await em.flush();
+  return future;
+}
+
 describe('post order', () => {
   it('gives a new post an id after its project’s latest one, even when that one came from a clock running ahead', async () => {
     const own = await newTopic(t.client);
     const first = await createPost(t.client, alice, own);
-    const ahead = new Date(Date.now() + 60_000);
-    const em = t.orm.em.fork();
-    const row = await em.findOneOrFail(Post, { id: first.id });
-    const future = em.create(Post, { ...row, id: newId('pst', ahead.getTime()), rootPostId: '', createdAt: ahead, updatedAt: ahead });
-    future.rootPostId = future.id;
-    await em.flush();
+    const future = await plantFuturePost(first.id);
     const next = await createPost(t.client, alice, own);
     expect(next.id > future.id).toBe(true);
     const listed = await posts({ projectSlug: own.projectSlug });
@@ -121,12 +127,7 @@ describe('post order', () => {
     const own = await newTopic(t.client);
     const first = await createPost(t.client, alice, own);
     // A post from a clock ahead forces every new id into that same millisecond, where only order checks keep them sorted.
-    const ahead = new Date(Date.now() + 60_000);
-    const em = t.orm.em.fork();
-    const row = await em.findOneOrFail(Post, { id: first.id });
-    const future = em.create(Post, { ...row, id: newId('pst', ahead.getTime()), rootPostId: '', createdAt: ahead, updatedAt: ahead });
-    future.rootPostId = future.id;
-    await em.flush();
+    const future = await plantFuturePost(first.id);
     const actor = { agentId: alice.agentId, handle: alice.handle, tokenId: alice.tokenId, fingerprint: 'unused' };
     const commands: Command[] = Array.from({ length: 12 }, (_, i) => ({
       commandId: randomUUID(),
