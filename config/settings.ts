@@ -23,8 +23,19 @@ export interface Settings {
   workerLockMs: number;
   /** Largest request body accepted, in bytes. */
   maxBodyBytes: number;
-  logLevel: 'silent' | 'error' | 'info';
+  /** pino's levels; `silent` logs nothing. */
+  logLevel: LogLevel;
+  /**
+   * Credential for the operator surfaces (/admin/queues, /metrics, /queuez):
+   * HTTP Basic with any user name, or Bearer. Unset: those surfaces refuse everyone.
+   */
+  operatorToken: string | null;
+  /** Port of a worker-only process's /metrics listener (0: any free port). */
+  metricsPort: number;
 }
+
+export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof logLevels)[number];
 
 const schema = Joi.object({
   PORT: Joi.number().integer().min(0).max(65535).default(8080),
@@ -43,7 +54,11 @@ const schema = Joi.object({
   COMMAND_TIMEOUT_MS: Joi.number().integer().min(100).default(10_000),
   WORKER_LOCK_MS: Joi.number().integer().min(500).default(30_000),
   MAX_BODY_BYTES: Joi.number().integer().min(1024).default(65_536),
-  LOG_LEVEL: Joi.string().valid('silent', 'error', 'info').default('info'),
+  LOG_LEVEL: Joi.string()
+    .valid(...logLevels)
+    .default('info'),
+  OPERATOR_TOKEN: Joi.string().min(16).max(256).allow(''),
+  METRICS_PORT: Joi.number().integer().min(0).max(65535).default(9091),
 }).unknown(true);
 
 export class SettingsError extends Error {}
@@ -72,5 +87,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     workerLockMs: value.WORKER_LOCK_MS,
     maxBodyBytes: value.MAX_BODY_BYTES,
     logLevel: value.LOG_LEVEL,
+    operatorToken: value.OPERATOR_TOKEN ? String(value.OPERATOR_TOKEN) : null,
+    metricsPort: value.METRICS_PORT,
   };
 }

@@ -1,12 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from '@hapi/hapi';
 import type { Redis } from 'ioredis';
+import type { DestinationStream } from 'pino';
 import type { Settings } from '../config/settings.ts';
 import { startCommandWorkers, type CommandWorkers } from '../workers/commandWorker.ts';
+import { startMetricsServer, type MetricsListener } from '../workers/metricsServer.ts';
 import type { ApiContext } from './context.ts';
 import { migrate, openOrm, type Orm } from './db/orm.ts';
 import { ProcessedCommand } from './entities/processedCommand.ts';
 import { createApiServer } from './http/server.ts';
+import { createLogger, type Logger } from './observability/logger.ts';
+import { Metrics, type OutboxLag } from './observability/metrics.ts';
+import { DependencyHealth } from './observability/outages.ts';
 import { Dispatcher } from './pipeline/dispatcher.ts';
 import { ReplyListener } from './pipeline/replies.ts';
 import { connectRedis, redisKeys } from './redis.ts';
@@ -18,19 +23,41 @@ export type Role = 'api' | 'worker';
 
 export interface RunningApp {
   server: Server | null;
+  /** Port of the worker-only /metrics listener, when this process runs one. */
+  metricsPort: number | null;
+  logger: Logger;
   /** Drains: stop accepting, finish in-flight requests and jobs, close connections. */
   stop(): Promise<void>;
 }
 
-function logger(settings: Settings) {
-  return (error: Error) => {
-    if (settings.logLevel !== 'silent') console.error(JSON.stringify({ level: 'error', msg: error.message, stack: error.stack }));
-  };
+export interface AppOptions {
+  /** Where log lines go (stdout when absent); tests read them from here. */
+  logDestination?: DestinationStream;
 }
 
-async function startApiRole(settings: Settings, orm: Orm, redis: Redis): Promise<{ server: Server; stop: () => Promise<void> }> {
+/** What every role of one process shares. */
+export interface Runtime {
+  settings: Settings;
+  orm: Orm;
+  redis: Redis;
+  logger: Logger;
+  metrics: Metrics;
+  health: DependencyHealth;
+}
+
+async function outboxLag(orm: Orm): Promise<OutboxLag> {
+  const [row] = await orm.em
+    .fork()
+    .execute<{ pending: string; age: number | null }[]>('select count(*)::text as pending, extract(epoch from now() - min(created_at))::float8 as age from outbox_event where published_at is null');
+  return { pending: Number(row?.pending ?? 0), oldestAgeSeconds: Math.max(0, row?.age ?? 0) };
+}
+
+async function startApiRole(runtime: Runtime): Promise<{ server: Server; stop: () => Promise<void> }> {
+  const { settings, orm, redis } = runtime;
   const keys = redisKeys(settings.redisPrefix);
-  const replies = new ReplyListener(connectRedis(settings.redisUrl, 'agora-replies'), keys.replyChannel(randomUUID()));
+  const subscriber = connectRedis(settings.redisUrl, 'agora-replies');
+  runtime.health.watchRedis(subscriber, 'replies');
+  const replies = new ReplyListener(subscriber, keys.replyChannel(randomUUID()));
   await replies.start();
   const dispatcher = new Dispatcher({
     connection: redis,
@@ -43,17 +70,16 @@ async function startApiRole(settings: Settings, orm: Orm, redis: Redis): Promise
       return row ? { status: row.status, body: row.body } : null;
     },
   });
+  runtime.metrics.watchQueues(() => dispatcher.queueCounts());
   const ctx: ApiContext = {
-    settings,
-    orm,
-    redis,
+    ...runtime,
     keys,
     etags: new EtagFingerprints(redis, keys),
     idempotency: new IdempotencyStore(redis),
     rateLimiter: new RateLimiter(redis),
     dispatcher,
   };
-  const server = await createApiServer(ctx, logger(settings));
+  const server = await createApiServer(ctx);
   await server.start();
   return {
     server,
@@ -66,21 +92,34 @@ async function startApiRole(settings: Settings, orm: Orm, redis: Redis): Promise
 }
 
 /** Starts the given roles in this process; migrations run first. */
-export async function startApp(settings: Settings, roles: Role[]): Promise<RunningApp> {
+export async function startApp(settings: Settings, roles: Role[], options: AppOptions = {}): Promise<RunningApp> {
+  const logger = createLogger(settings, options.logDestination);
+  const health = new DependencyHealth(logger);
   const orm = await openOrm(settings.databaseUrl);
   await migrate(orm);
   const redis = connectRedis(settings.redisUrl, 'agora');
+  health.watchRedis(redis, 'main');
+  const runtime: Runtime = { settings, orm, redis, logger, metrics: new Metrics(), health };
+  runtime.metrics.watchLedgerLag(() => outboxLag(orm));
+
   let workers: CommandWorkers | null = null;
   let api: { server: Server; stop: () => Promise<void> } | null = null;
-  if (roles.includes('worker')) workers = await startCommandWorkers(settings, orm, redis);
-  if (roles.includes('api')) api = await startApiRole(settings, orm, redis);
+  let metricsListener: MetricsListener | null = null;
+  if (roles.includes('worker')) workers = await startCommandWorkers(runtime);
+  if (roles.includes('api')) api = await startApiRole(runtime);
+  // The API serves /metrics itself; a worker-only process needs its own listener.
+  else metricsListener = await startMetricsServer(runtime.metrics, settings.metricsPort, settings.host, settings.operatorToken, logger);
   return {
     server: api?.server ?? null,
+    metricsPort: metricsListener?.port ?? null,
+    logger,
     stop: async () => {
       await api?.stop();
+      await metricsListener?.close();
       await workers?.close();
       await redis.quit();
       await orm.close();
+      health.close();
     },
   };
 }

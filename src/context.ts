@@ -1,6 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings.ts';
 import type { Orm } from './db/orm.ts';
+import type { Logger } from './observability/logger.ts';
+import type { Metrics } from './observability/metrics.ts';
+import type { DependencyHealth } from './observability/outages.ts';
 import type { Dispatcher } from './pipeline/dispatcher.ts';
 import type { RedisKeys } from './redis.ts';
 import type { EtagFingerprints } from './store/etagFingerprints.ts';
@@ -17,4 +20,7 @@ export interface ApiContext {
   idempotency: IdempotencyStore;
   rateLimiter: RateLimiter;
   dispatcher: Dispatcher;
+  logger: Logger;
+  metrics: Metrics;
+  health: DependencyHealth;
 }

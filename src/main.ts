@@ -15,12 +15,12 @@ if (roles.length === 0) {
 try {
   const settings = loadSettings();
   const app = await startApp(settings, roles);
-  if (settings.logLevel === 'info') console.log(JSON.stringify({ level: 'info', msg: 'started', roles, uri: app.server?.info.uri ?? null }));
+  app.logger.info({ roles, uri: app.server?.info.uri ?? null, metricsPort: app.metricsPort }, 'started');
   let stopping = false;
   const drain = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    if (settings.logLevel === 'info') console.log(JSON.stringify({ level: 'info', msg: 'draining', signal }));
+    app.logger.info({ signal }, 'draining');
     await app.stop();
     process.exit(0);
   };

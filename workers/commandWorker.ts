@@ -1,15 +1,14 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
-import type { Settings } from '../config/settings.ts';
-import type { Orm } from '../src/db/orm.ts';
+import type { Runtime } from '../src/app.ts';
 import type { Command, CommandBatch } from '../src/pipeline/command.ts';
 import { ProcessedCommand } from '../src/entities/processedCommand.ts';
-import { allPartitionQueueNames } from '../src/pipeline/partitions.ts';
+import { isConnectionError } from '../src/observability/outages.ts';
+import { allPartitionQueueNames, queueCounts } from '../src/pipeline/partitions.ts';
 import { encodeReply } from '../src/pipeline/replies.ts';
 import { redisKeys } from '../src/redis.ts';
 import { EtagFingerprints } from '../src/store/etagFingerprints.ts';
 import { IdempotencyStore } from '../src/store/idempotencyStore.ts';
-import { executeBatch, type Execution } from './executeCommand.ts';
+import { executeBatch, type BatchRetryListener, type Execution } from './executeCommand.ts';
 import { startLedgerPublisher } from './ledgerPublisher.ts';
 
 export interface CommandWorkers {
@@ -23,15 +22,15 @@ export interface CommandWorkers {
  * then reply to the waiting API instance. If the process dies before that,
  * the stalled job runs again, finds its recorded result and replies then.
  */
-export async function startCommandWorkers(settings: Settings, orm: Orm, redis: Redis): Promise<CommandWorkers> {
+export async function startCommandWorkers(runtime: Runtime): Promise<CommandWorkers> {
+  const { settings, orm, redis, logger, metrics } = runtime;
   const keys = redisKeys(settings.redisPrefix);
   const etags = new EtagFingerprints(redis, keys);
   const idempotency = new IdempotencyStore(redis);
-  const ledger = startLedgerPublisher(orm, settings);
-
-  const log = (message: string) => {
-    if (settings.logLevel !== 'silent') console.error(JSON.stringify({ level: 'error', msg: message }));
-  };
+  const ledger = startLedgerPublisher(orm, logger);
+  const commandIds = (commands: Command[]) => commands.map((c) => c.commandId);
+  const onRetry: BatchRetryListener = (mode, commands, cause) =>
+    logger.info({ mode, commandIds: commandIds(commands), cause: cause.message }, `batch of ${commands.length} applied again (${mode})`);
 
   /** After commit: fresh ETags, retry-key results, then one reply per command to the waiting API instance. */
   const deliver = async (executions: Execution[]) => {
@@ -46,8 +45,12 @@ export async function startCommandWorkers(settings: Settings, orm: Orm, redis: R
   };
 
   const process = async (job: Job<CommandBatch>): Promise<{ applied: number }> => {
-    const { executions, failures } = await executeBatch(orm.em, settings, job.data.commands);
+    const stopTimer = metrics.batchDuration.startTimer();
+    metrics.batchSize.observe(job.data.commands.length);
+    const { executions, failures } = await executeBatch(orm.em, settings, job.data.commands, onRetry);
     await deliver(executions);
+    stopTimer();
+    for (const { command, outcome } of executions) metrics.commands.inc({ type: command.type, outcome });
     // Only the failed commands need another attempt; the rest will answer from processed_command.
     if (failures.length > 0) throw failures[0]?.error ?? new Error('command failed');
     return { applied: executions.length };
@@ -72,10 +75,11 @@ export async function startCommandWorkers(settings: Settings, orm: Orm, redis: R
   };
 
   const workers: Worker[] = [];
+  const queues: Queue[] = [];
   for (const name of allPartitionQueueNames(settings.partitions)) {
     const queue = new Queue(name, { connection: redis, prefix: settings.redisPrefix });
     await queue.setGlobalConcurrency(1);
-    await queue.close();
+    queues.push(queue);
     const worker = new Worker<CommandBatch>(name, process, {
       connection: redis,
       prefix: settings.redisPrefix,
@@ -84,19 +88,25 @@ export async function startCommandWorkers(settings: Settings, orm: Orm, redis: R
       stalledInterval: Math.max(250, Math.floor(settings.workerLockMs / 2)),
       maxStalledCount: 5,
     });
-    worker.on('error', (error) => log(`[worker ${name}] ${error.message}`));
+    // A lost connection is logged once per outage by DependencyHealth (every connection to Redis fails together).
+    worker.on('error', (error) => {
+      if (!isConnectionError(error)) logger.error({ queue: name, err: error }, 'queue worker error');
+    });
     worker.on('failed', (job, error) => {
-      log(`[worker ${name}] batch of ${job?.data.commands.length ?? '?'} failed: ${error.message}`);
+      const commands = job?.data.commands ?? [];
+      logger.error({ queue: name, jobId: job?.id, attempt: job?.attemptsMade, commandIds: commandIds(commands), err: error }, `batch of ${commands.length} failed`);
       if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void giveUp(job.data.commands);
     });
     workers.push(worker);
   }
   await Promise.all(workers.map((w) => w.waitUntilReady()));
+  metrics.watchQueues(() => queueCounts(queues));
 
   return {
     // Worker.close() waits for the active job to finish: in-flight commands complete before exit.
     close: async () => {
       await Promise.all(workers.map((w) => w.close()));
+      await Promise.all(queues.map((q) => q.close()));
       await ledger.close();
     },
   };

@@ -12,6 +12,8 @@ import type { Command, CommandResult } from '../src/pipeline/command.ts';
 export interface Execution {
   command: Command;
   result: CommandResult;
+  /** applied: this run changed state; refused: an error result was recorded; replayed: an earlier run's result. */
+  outcome: 'applied' | 'refused' | 'replayed';
   /** ETag scopes to refresh; empty when this run only found an earlier result. */
   touched: string[];
 }
@@ -35,7 +37,7 @@ async function recordRejection(em: EntityManager, command: Command, error: ApiEr
     result.status,
     JSON.stringify(result.body),
   ]);
-  return { command, result, touched: [] };
+  return { command, result, outcome: 'refused', touched: [] };
 }
 
 /**
@@ -93,12 +95,12 @@ async function applyOne(outer: EntityManager, settings: Settings, command: Comma
   // A separate statement after the partition locks: under READ COMMITTED its snapshot
   // sees a run of this command that committed while we waited for the lock.
   const earlier = await outer.findOne(ProcessedCommand, { commandId: command.commandId });
-  if (earlier) return { command, result: { status: earlier.status, body: earlier.body }, touched: [] };
+  if (earlier) return { command, result: { status: earlier.status, body: earlier.body }, outcome: 'replayed', touched: [] };
   const handler = commandHandlers.get(command.type);
   if (!handler) return recordRejection(outer, command, new ApiError('invalid_action', `unknown command ${command.type}`));
   try {
     const { result, touched } = await outer.transactional((em) => runHandler(em, settings, command, handler));
-    return { command, result, touched };
+    return { command, result, outcome: 'applied', touched };
   } catch (error) {
     if (error instanceof ApiError) return recordRejection(outer, command, error);
     if (error instanceof UniqueConstraintViolationException) return recordRejection(outer, command, new ApiError('conflict', 'the change conflicts with an existing record'));
@@ -115,6 +117,9 @@ async function applyBatch(root: EntityManager, settings: Settings, commands: Com
     return executions;
   });
 }
+
+/** Told when a batch is applied again: with a savepoint per command, or command by command. */
+export type BatchRetryListener = (mode: 'savepoints' | 'one_by_one', commands: Command[], cause: Error) => void;
 
 /** Thrown inside the optimistic path to give the batch back to the savepoint path. */
 class NeedsSavepoints extends Error {}
@@ -134,13 +139,13 @@ async function applyOptimistically(root: EntityManager, settings: Settings, comm
     for (const command of commands) {
       const seen = earlier.get(command.commandId);
       if (seen) {
-        executions.push({ command, result: { status: seen.status, body: seen.body }, touched: [] });
+        executions.push({ command, result: { status: seen.status, body: seen.body }, outcome: 'replayed', touched: [] });
         continue;
       }
       const handler = commandHandlers.get(command.type);
       if (!handler) throw new NeedsSavepoints('unknown command');
       try {
-        executions.push({ command, ...(await runHandler(em, settings, command, handler)) });
+        executions.push({ command, outcome: 'applied', ...(await runHandler(em, settings, command, handler)) });
       } catch (error) {
         if (error instanceof ApiError || error instanceof UniqueConstraintViolationException) throw new NeedsSavepoints('refusal');
         throw error;
@@ -157,21 +162,28 @@ async function applyOptimistically(root: EntityManager, settings: Settings, comm
  * command; if the batch fails as a whole, each command on its own so only the
  * culprit fails. A command seen before answers its first result and changes nothing.
  */
-export async function executeBatch(root: EntityManager, settings: Settings, commands: Command[]): Promise<{ executions: Execution[]; failures: Failure[] }> {
+export async function executeBatch(
+  root: EntityManager,
+  settings: Settings,
+  commands: Command[],
+  onRetry: BatchRetryListener = () => {},
+): Promise<{ executions: Execution[]; failures: Failure[] }> {
   try {
     return { executions: await applyOptimistically(root, settings, commands), failures: [] };
-  } catch {
+  } catch (error) {
     // A refusal, a conflict (also one found only at commit) or a failure: nothing was committed.
+    onRetry('savepoints', commands, error as Error);
   }
   try {
     return { executions: await applyBatch(root, settings, commands), failures: [] };
   } catch (error) {
     if (commands.length === 1) return { executions: [], failures: [{ command: commands[0] as Command, error: error as Error }] };
+    onRetry('one_by_one', commands, error as Error);
   }
   const executions: Execution[] = [];
   const failures: Failure[] = [];
   for (const command of commands) {
-    const alone = await executeBatch(root, settings, [command]);
+    const alone = await executeBatch(root, settings, [command], onRetry);
     executions.push(...alone.executions);
     failures.push(...alone.failures);
   }

@@ -1,5 +1,5 @@
-import type { Settings } from '../config/settings.ts';
 import type { Orm } from '../src/db/orm.ts';
+import type { Logger } from '../src/observability/logger.ts';
 import { PUBLISH_BATCH, publishPending } from '../src/ledger/publisher.ts';
 
 export interface LedgerPublisherLoop {
@@ -19,7 +19,7 @@ const ERROR_BACKOFF_MS = 1000;
  * processes may run it; the publisher's advisory lock keeps one at a time.
  * No ETag scope needs bumping: ledger reads put the ledger's head in their ETag.
  */
-export function startLedgerPublisher(orm: Orm, settings: Settings): LedgerPublisherLoop {
+export function startLedgerPublisher(orm: Orm, logger: Logger): LedgerPublisherLoop {
   let stopped = false;
   let nudged = false;
   let wake: (() => void) | null = null;
@@ -44,7 +44,7 @@ export function startLedgerPublisher(orm: Orm, settings: Settings): LedgerPublis
         if ((await publishPending(orm.em, PUBLISH_BATCH)) === PUBLISH_BATCH) delay = 0;
       } catch (error) {
         delay = ERROR_BACKOFF_MS;
-        if (settings.logLevel !== 'silent') console.error(JSON.stringify({ level: 'error', msg: `[ledger publisher] ${(error as Error).message}` }));
+        logger.error({ err: error }, 'ledger publication failed');
       }
       if (delay > 0) await pause(delay);
     }

@@ -58,5 +58,6 @@ export async function authenticate(request: Request, em: EntityManager, now: Dat
     // Token metadata, not forum state: updated in place, at most once a minute per token.
     await em.nativeUpdate(AccessToken, { id: token.id }, { lastUsedAt: now });
   }
+  request.app.agentId = agent.id;
   return { actor: { agentId: agent.id, handle: agent.handle, tokenId: token.id, fingerprint: agent.fingerprint }, agent };
 }

@@ -33,13 +33,13 @@ function toApiError(error: BoomLike): ApiError {
  * hapi raises itself (unknown route, bad JSON, too large, wrong media type),
  * leaves as the contract's error body.
  */
-export function errorMapper(log: (error: Error) => void): Lifecycle.Method {
+export function errorMapper(): Lifecycle.Method {
   return (request: Request, h: ResponseToolkit) => {
     const response = request.response as unknown as BoomLike | { isBoom?: false };
     if (!response.isBoom) return h.continue;
     const boom = response as BoomLike;
     const apiError = toApiError(boom);
-    if (apiError.status >= 500 && !(boom instanceof ApiError)) log(boom);
+    if (apiError.status >= 500 && !(boom instanceof ApiError)) request.logger.error({ err: boom }, 'request failed');
     const out = h.response(envelope(request.path, false, { error: apiError.toBody() })).code(apiError.status);
     for (const [name, value] of Object.entries(apiError.headers)) out.header(name, value);
     if (apiError.status === 405) out.header('Allow', 'GET');

@@ -81,6 +81,7 @@ export async function runMutation(
 
   if (claim) {
     const outcome = await ctx.idempotency.claim(claim.cacheKey, fingerprint, commandId);
+    if (outcome.kind !== 'claimed') ctx.metrics.idempotency.inc({ outcome: outcome.kind === 'replay' ? 'replayed' : outcome.kind });
     if (outcome.kind === 'replay') return reply(request, h, outcome.result, { 'Idempotency-Replayed': 'true' });
     if (outcome.kind === 'reused') throw new ApiError('idempotency_key_reused', 'this retry key was used with different parameters');
     if (outcome.kind === 'in_progress') {
@@ -94,6 +95,7 @@ export async function runMutation(
   const tier = auth ? tierFor(auth.agent, now) : 'newcomer';
   const decision = await ctx.rateLimiter.take(ctx.keys.rateBucket(auth ? auth.actor.agentId : `ip:${sourceIp}`, action.rateClass), quotaFor(action.rateClass, tier, ctx.settings));
   if (!decision.allowed) {
+    ctx.metrics.rateLimitRefusals.inc({ class: action.rateClass });
     if (claim) await ctx.idempotency.release(claim.cacheKey);
     throw new ApiError('rate_limited', `rate limit for ${action.rateClass} exceeded`, undefined, {
       ...rateHeaders(decision),

@@ -8,6 +8,8 @@ import { registerRelay } from '../routes/relay/index.ts';
 import { envelope } from './envelope.ts';
 import { errorMapper } from './errorMapping.ts';
 import { buildOpenApi } from './openapi.ts';
+import { registerOperatorRoutes } from './operator.ts';
+import { registerRequestLog } from './requestLog.ts';
 import { registerEndpoints } from './router.ts';
 
 /**
@@ -26,7 +28,7 @@ function answerOversizedRequestsWithErrorBody(server: Hapi.Server): void {
   });
 }
 
-export async function createApiServer(ctx: ApiContext, log: (error: Error) => void): Promise<Hapi.Server> {
+export async function createApiServer(ctx: ApiContext): Promise<Hapi.Server> {
   const server = Hapi.server({
     port: ctx.settings.port,
     host: ctx.settings.host,
@@ -37,8 +39,11 @@ export async function createApiServer(ctx: ApiContext, log: (error: Error) => vo
       response: { emptyStatusCode: 204 },
     },
   });
-  server.ext('onPreResponse', errorMapper(log));
+  server.ext('onPreResponse', errorMapper());
+  // After the error mapper, so the request id lands on the response that leaves.
+  await registerRequestLog(server, ctx.logger, ctx.metrics);
   answerOversizedRequestsWithErrorBody(server);
+  await registerOperatorRoutes(server, ctx);
 
   const endpoints = forumEndpoints(ctx.settings);
   registerEndpoints(server, ctx, endpoints);
@@ -53,8 +58,6 @@ export async function createApiServer(ctx: ApiContext, log: (error: Error) => vo
 
   let migrated = false;
   server.route({ method: 'GET', path: '/healthz', handler: () => ({ ok: true }) });
-  // Operators: the partition queues at a glance (any BullMQ dashboard also works with prefix REDIS_PREFIX).
-  server.route({ method: 'GET', path: '/queuez', handler: async () => ({ ok: true, prefix: ctx.settings.redisPrefix, queues: await ctx.dispatcher.queueCounts() }) });
   server.route({
     method: 'GET',
     path: '/readyz',

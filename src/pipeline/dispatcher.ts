@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Command, CommandBatch, CommandResult } from './command.ts';
-import { partitionOf, partitionQueueName } from './partitions.ts';
+import { partitionOf, partitionQueueName, queueCounts } from './partitions.ts';
 import type { ReplyListener } from './replies.ts';
 
 export interface DispatcherOptions {
@@ -146,9 +146,13 @@ export class Dispatcher {
   }
 
   /** Job counts per partition queue, for operators' dashboards. */
-  async queueCounts(): Promise<Record<string, Record<string, number>>> {
-    const entries = await Promise.all(this.queues.map(async (q) => [q.name, await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed')] as const));
-    return Object.fromEntries(entries);
+  queueCounts(): Promise<Record<string, Record<string, number>>> {
+    return queueCounts(this.queues);
+  }
+
+  /** The partition queues themselves, for the operators' dashboard. */
+  get partitionQueues(): Queue[] {
+    return [...this.queues];
   }
 
   async close(): Promise<void> {

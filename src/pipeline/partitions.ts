@@ -1,3 +1,5 @@
+import type { Queue } from 'bullmq';
+
 /**
  * A fixed set of partition queues. A partition key (project slug, or agent
  * for commands outside projects) always maps to the same queue by FNV-1a, and
@@ -19,4 +21,10 @@ export function partitionQueueName(index: number): string {
 
 export function allPartitionQueueNames(partitions: number): string[] {
   return Array.from({ length: partitions }, (_, i) => partitionQueueName(i));
+}
+
+/** Job counts per partition queue (waiting, active, delayed, failed, completed), for operators. */
+export async function queueCounts(queues: Queue[]): Promise<Record<string, Record<string, number>>> {
+  const entries = await Promise.all(queues.map(async (q) => [q.name, await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed')] as const));
+  return Object.fromEntries(entries);
 }

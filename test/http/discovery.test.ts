@@ -37,12 +37,6 @@ describe('discovery and openapi.json', () => {
     expect(limit?.schema.maximum).toBe(100);
   });
 
-  it('shows operators the job counts of every partition queue at /queuez', async () => {
-    const reply = await t.client.get('/queuez');
-    expect(reply.status).toBe(200);
-    expect(Object.keys(reply.body.queues)).toHaveLength(t.settings.partitions);
-    expect(reply.body.queues['commands-0']).toMatchObject({ waiting: expect.any(Number), active: expect.any(Number), failed: expect.any(Number) });
-  });
 
   it('answers /healthz and /readyz with Postgres, Redis and migrations checked', async () => {
     expect((await t.client.get('/healthz')).status).toBe(200);

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { baseQuotas } from '../../src/http/quotas.ts';
 import { newKeyPair, registerAgent, unique } from '../support/client.ts';
+import { sample, scrapeMetrics } from '../support/metrics.ts';
 import { useTestApp } from '../support/testApp.ts';
 
-const t = useTestApp({ RATE_LIMIT_SCALE: '1' });
+const t = useTestApp({ RATE_LIMIT_SCALE: '1', OPERATOR_TOKEN: 'operator-token-for-tests-0123456789' });
 
 describe('durable rate limits', () => {
   it('counts down RateLimit-Remaining and answers 429 with Retry-After once the bucket is empty', async () => {
@@ -22,6 +23,18 @@ describe('durable rate limits', () => {
     expect(blocked.body.error.code).toBe('rate_limited');
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(blocked.headers.get('ratelimit-remaining')).toBe('0');
+  });
+
+  it('counts each refusal in the rate-limit metric under its action class', async () => {
+    const agent = await registerAgent(t.client);
+    const before = sample(await scrapeMetrics(t), 'agora_rate_limit_refusals_total', 'class="project"');
+    let refused = 0;
+    for (let i = 0; i <= baseQuotas.project.capacity + 1; i++) {
+      const reply = await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Count' }, { token: agent.token });
+      if (reply.status === 429) refused++;
+    }
+    expect(refused).toBeGreaterThan(0);
+    expect(sample(await scrapeMetrics(t), 'agora_rate_limit_refusals_total', 'class="project"')).toBe(before + refused);
   });
 
   it('keeps separate buckets per action class', async () => {

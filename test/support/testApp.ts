@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { Redis } from 'ioredis';
 import { loadSettings, type Settings } from '../../config/settings.ts';
-import { startApp, type RunningApp } from '../../src/app.ts';
+import { startApp, type AppOptions, type RunningApp } from '../../src/app.ts';
 import { openOrm, type Orm } from '../../src/db/orm.ts';
 import { Client } from './client.ts';
 
@@ -31,9 +31,9 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
 }
 
 /** A whole service (API and workers) in this process, on its own Redis prefix, over real HTTP. */
-export async function startTestApp(env: Record<string, string> = {}, roles: ('api' | 'worker')[] = ['api', 'worker']): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, roles: ('api' | 'worker')[] = ['api', 'worker'], options: AppOptions = {}): Promise<TestApp> {
   const settings = loadSettings(testEnv(env));
-  const app = await startApp(settings, roles);
+  const app = await startApp(settings, roles, options);
   const orm = await openOrm(settings.databaseUrl, { poolMax: 2 });
   const redis = new Redis(settings.redisUrl);
   return {
@@ -65,10 +65,10 @@ export async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
  * tests and stops it after. The returned object stands for the app once
  * started (it forwards to it), so tests write `t.client`, `t.orm`, ...
  */
-export function useTestApp(env: Record<string, string> = {}, roles?: ('api' | 'worker')[]): TestApp {
+export function useTestApp(env: Record<string, string> = {}, roles?: ('api' | 'worker')[], options?: AppOptions): TestApp {
   let started: TestApp | null = null;
   beforeAll(async () => {
-    started = await startTestApp(env, roles);
+    started = await startTestApp(env, roles, options);
   });
   afterAll(async () => {
     await started?.stop();

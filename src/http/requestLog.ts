@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import type { Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
+import hapiPino from 'hapi-pino';
+import type { Logger } from '../observability/logger.ts';
+import { redactUrl } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { headerValue } from './auth.ts';
+
+declare module '@hapi/hapi' {
+  interface RequestApplicationState {
+    requestId?: string;
+    agentId?: string;
+  }
+}
+
+const CLIENT_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+/** The client's X-Request-Id when it is a sane token, otherwise a fresh one; echoed in the response. */
+function requestIdOf(request: Request): string {
+  if (request.app.requestId) return request.app.requestId;
+  const offered = headerValue(request, 'x-request-id');
+  request.app.requestId = offered !== undefined && CLIENT_REQUEST_ID.test(offered) ? offered : randomUUID();
+  return request.app.requestId;
+}
+
+function statusOf(request: Request): number {
+  const response = request.response as ResponseObject | { output?: { statusCode: number } } | null;
+  if (!response) return 0;
+  return 'statusCode' in response ? response.statusCode : (response.output?.statusCode ?? 0);
+}
+
+/**
+ * One JSON line per request (on hapi-pino's per-request logger): request id,
+ * method, route, status, duration and the agent when one authenticated. The
+ * URL is logged with any access_token redacted and no header is logged at
+ * all. The same hook feeds the HTTP metrics.
+ */
+export async function registerRequestLog(server: Server, logger: Logger, metrics: Metrics): Promise<void> {
+  await server.register({
+    plugin: hapiPino,
+    options: {
+      instance: logger,
+      // The request line is written below, once the agent and the status are known.
+      logEvents: ['request-error'],
+      logRequestComplete: false,
+      getChildBindings: (request: Request) => ({ requestId: requestIdOf(request) }),
+    },
+  });
+
+  server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
+    const response = request.response as ResponseObject | { output: { headers: Record<string, string> } };
+    const id = requestIdOf(request);
+    if ('output' in response) response.output.headers['X-Request-Id'] = id;
+    else response.header('X-Request-Id', id);
+    return h.continue;
+  });
+
+  server.events.on('response', (request: Request) => {
+    const method = request.method.toUpperCase();
+    const route = request.route.path;
+    const status = statusOf(request);
+    const durationMs = (request.info.responded || Date.now()) - request.info.received;
+    const labels = { route, method, status: String(status) };
+    metrics.httpRequests.inc(labels);
+    metrics.httpDuration.observe(labels, durationMs / 1000);
+    const line = { method, route, url: redactUrl(request.url.pathname + request.url.search), status, durationMs, agentId: request.app.agentId ?? null };
+    request.logger.info(line, `${method} ${route} ${status} ${durationMs}ms`);
+  });
+}

@@ -1,0 +1,109 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export type QueueCounts = Record<string, Record<string, number>>;
+export interface OutboxLag {
+  pending: number;
+  oldestAgeSeconds: number;
+}
+
+/**
+ * Every Prometheus metric of one process (a registry per app, so several
+ * apps in one test process do not collide). Gauges that describe shared
+ * state (queue depth, publisher lag) are read when scraped, from sources the
+ * roles attach.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private queueSource: (() => Promise<QueueCounts>) | null = null;
+  private lagSource: (() => Promise<OutboxLag>) | null = null;
+
+  readonly httpRequests = new Counter({
+    name: 'agora_http_requests_total',
+    help: 'HTTP requests answered, by route, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly httpDuration = new Histogram({
+    name: 'agora_http_request_duration_seconds',
+    help: 'Time from receiving a request to answering it',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  readonly commands = new Counter({
+    name: 'agora_commands_total',
+    help: 'Commands answered by workers, by type and outcome (applied, refused, replayed)',
+    labelNames: ['type', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly batchSize = new Histogram({
+    name: 'agora_batch_size',
+    help: 'Commands per applied batch',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+    registers: [this.registry],
+  });
+  readonly batchDuration = new Histogram({
+    name: 'agora_batch_apply_duration_seconds',
+    help: 'Time to apply one batch (transaction and delivery of results)',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+  readonly idempotency = new Counter({
+    name: 'agora_idempotency_total',
+    help: 'Retry-key outcomes other than a first use: replayed, reused (409) and in_progress (409)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly rateLimitRefusals = new Counter({
+    name: 'agora_rate_limit_refusals_total',
+    help: 'Requests refused by a token bucket, by rate class',
+    labelNames: ['class'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+    const metrics = this;
+    new Gauge({
+      name: 'agora_queue_jobs',
+      help: 'Jobs per partition queue and state',
+      labelNames: ['queue', 'state'] as const,
+      registers: [this.registry],
+      async collect() {
+        if (!metrics.queueSource) return;
+        this.reset();
+        for (const [queue, counts] of Object.entries(await metrics.queueSource())) {
+          for (const [state, count] of Object.entries(counts)) this.set({ queue, state }, count);
+        }
+      },
+    });
+    new Gauge({
+      name: 'agora_ledger_outbox_pending',
+      help: 'Outbox events committed but not yet published to the ledger',
+      registers: [this.registry],
+      async collect() {
+        if (metrics.lagSource) this.set((await metrics.lagSource()).pending);
+      },
+    });
+    new Gauge({
+      name: 'agora_ledger_outbox_oldest_age_seconds',
+      help: 'Age of the oldest unpublished outbox event (0 when none)',
+      registers: [this.registry],
+      async collect() {
+        if (metrics.lagSource) this.set((await metrics.lagSource()).oldestAgeSeconds);
+      },
+    });
+  }
+
+  watchQueues(source: () => Promise<QueueCounts>): void {
+    this.queueSource ??= source;
+  }
+
+  watchLedgerLag(source: () => Promise<OutboxLag>): void {
+    this.lagSource ??= source;
+  }
+
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
