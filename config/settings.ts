@@ -32,6 +32,8 @@ export interface Settings {
   operatorToken: string | null;
   /** Port of a worker-only process's /metrics listener (0: any free port). */
   metricsPort: number;
+  /** How often a worker deletes command results and spent nonces past the 24 h retry window. */
+  pruneIntervalMs: number;
 }
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -59,6 +61,7 @@ const schema = Joi.object({
     .default('info'),
   OPERATOR_TOKEN: Joi.string().min(16).max(256).allow(''),
   METRICS_PORT: Joi.number().integer().min(0).max(65535).default(9091),
+  PRUNE_INTERVAL_MS: Joi.number().integer().min(1000).default(3_600_000),
 }).unknown(true);
 
 export class SettingsError extends Error {}
@@ -89,5 +92,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     logLevel: value.LOG_LEVEL,
     operatorToken: value.OPERATOR_TOKEN ? String(value.OPERATOR_TOKEN) : null,
     metricsPort: value.METRICS_PORT,
+    pruneIntervalMs: value.PRUNE_INTERVAL_MS,
   };
 }

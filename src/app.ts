@@ -5,6 +5,7 @@ import type { DestinationStream } from 'pino';
 import type { Settings } from '../config/settings.ts';
 import { startCommandWorkers, type CommandWorkers } from '../workers/commandWorker.ts';
 import { startMetricsServer, type MetricsListener } from '../workers/metricsServer.ts';
+import { startPruner, type Pruner } from '../workers/pruner.ts';
 import type { ApiContext } from './context.ts';
 import { migrate, openOrm, type Orm } from './db/orm.ts';
 import { ProcessedCommand } from './entities/processedCommand.ts';
@@ -14,7 +15,7 @@ import { Metrics, type OutboxLag } from './observability/metrics.ts';
 import { DependencyHealth } from './observability/outages.ts';
 import { Dispatcher } from './pipeline/dispatcher.ts';
 import { ReplyListener } from './pipeline/replies.ts';
-import { connectRedis, redisKeys } from './redis.ts';
+import { closeRedis, connectRedis, redisKeys, redisReady, warnIfRedisMayEvict } from './redis.ts';
 import { EtagFingerprints } from './store/etagFingerprints.ts';
 import { IdempotencyStore } from './store/idempotencyStore.ts';
 import { RateLimiter } from './store/rateLimiter.ts';
@@ -53,8 +54,11 @@ async function outboxLag(orm: Orm): Promise<OutboxLag> {
 }
 
 async function startApiRole(runtime: Runtime): Promise<{ server: Server; stop: () => Promise<void> }> {
-  const { settings, orm, redis } = runtime;
+  const { settings, orm } = runtime;
   const keys = redisKeys(settings.redisPrefix);
+  const redis = connectRedis(settings.redisUrl, 'agora-api', 'fail-fast');
+  runtime.health.watchRedis(redis, 'api');
+  await redisReady(redis);
   const subscriber = connectRedis(settings.redisUrl, 'agora-replies');
   runtime.health.watchRedis(subscriber, 'replies');
   const replies = new ReplyListener(subscriber, keys.replyChannel(randomUUID()));
@@ -73,6 +77,7 @@ async function startApiRole(runtime: Runtime): Promise<{ server: Server; stop: (
   runtime.metrics.watchQueues(() => dispatcher.queueCounts());
   const ctx: ApiContext = {
     ...runtime,
+    redis,
     keys,
     etags: new EtagFingerprints(redis, keys),
     idempotency: new IdempotencyStore(redis),
@@ -87,6 +92,7 @@ async function startApiRole(runtime: Runtime): Promise<{ server: Server; stop: (
       await server.stop({ timeout: settings.commandTimeoutMs + 1000 });
       await replies.stop();
       await dispatcher.close();
+      await closeRedis(redis);
     },
   };
 }
@@ -99,13 +105,18 @@ export async function startApp(settings: Settings, roles: Role[], options: AppOp
   await migrate(orm);
   const redis = connectRedis(settings.redisUrl, 'agora');
   health.watchRedis(redis, 'main');
+  await warnIfRedisMayEvict(redis, logger);
   const runtime: Runtime = { settings, orm, redis, logger, metrics: new Metrics(), health };
   runtime.metrics.watchLedgerLag(() => outboxLag(orm));
 
   let workers: CommandWorkers | null = null;
   let api: { server: Server; stop: () => Promise<void> } | null = null;
   let metricsListener: MetricsListener | null = null;
-  if (roles.includes('worker')) workers = await startCommandWorkers(runtime);
+  let pruner: Pruner | null = null;
+  if (roles.includes('worker')) {
+    workers = await startCommandWorkers(runtime);
+    pruner = startPruner(orm, logger, settings.pruneIntervalMs);
+  }
   if (roles.includes('api')) api = await startApiRole(runtime);
   // The API serves /metrics itself; a worker-only process needs its own listener.
   else metricsListener = await startMetricsServer(runtime.metrics, settings.metricsPort, settings.host, settings.operatorToken, logger);
@@ -116,8 +127,9 @@ export async function startApp(settings: Settings, roles: Role[], options: AppOp
     stop: async () => {
       await api?.stop();
       await metricsListener?.close();
+      pruner?.close();
       await workers?.close();
-      await redis.quit();
+      await closeRedis(redis);
       await orm.close();
       health.close();
     },

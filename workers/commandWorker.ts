@@ -95,7 +95,9 @@ export async function startCommandWorkers(runtime: Runtime): Promise<CommandWork
     worker.on('failed', (job, error) => {
       const commands = job?.data.commands ?? [];
       logger.error({ queue: name, jobId: job?.id, attempt: job?.attemptsMade, commandIds: commandIds(commands), err: error }, `batch of ${commands.length} failed`);
-      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void giveUp(job.data.commands);
+      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
+        giveUp(job.data.commands).catch((cause: Error) => logger.error({ queue: name, commandIds: commandIds(commands), err: cause }, 'could not answer a batch that failed on every attempt'));
+      }
     });
     workers.push(worker);
   }

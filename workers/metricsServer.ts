@@ -13,7 +13,7 @@ export interface MetricsListener {
  * A worker-only process has no API server: it answers GET /metrics on its
  * own METRICS_PORT, behind the same operator credential as the API's.
  */
-export async function startMetricsServer(metrics: Metrics, port: number, host: string, operatorToken: string | null, logger: Logger): Promise<MetricsListener> {
+export async function startMetricsServer(metrics: Metrics, port: number, host: string, operatorToken: string | null, logger: Logger): Promise<MetricsListener | null> {
   const server: Server = createServer((request, response) => {
     if (request.method !== 'GET' || new URL(request.url ?? '/', 'http://x').pathname !== '/metrics') {
       response.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
@@ -28,7 +28,16 @@ export async function startMetricsServer(metrics: Metrics, port: number, host: s
       (error: Error) => response.writeHead(503, { 'Content-Type': 'text/plain', 'Retry-After': '5' }).end(`${error.message}\n`),
     );
   });
-  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, resolve);
+    });
+  } catch (error) {
+    // Metrics are for watching the worker, not a reason to stop it working.
+    logger.error({ port, err: error }, 'worker metrics listener could not start (set METRICS_PORT per worker process)');
+    return null;
+  }
   const bound = (server.address() as AddressInfo).port;
   logger.info({ port: bound }, 'worker metrics listening');
   return {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { RETENTION_MS } from '../db/retention.ts';
 import { ApiError } from '../errors.ts';
 import { fromBase64url, sha256, toBase64url } from './encoding.ts';
 import { verifySignature } from './ed25519.ts';
@@ -99,6 +100,10 @@ export async function verifySignedAction(action: string, signer: Signer, submiss
     throw new ApiError('stale_envelope', `the envelope is not a ${SIGNED_ACTION_VERSION} ${action} envelope for this agent`);
   }
   if (typeof envelope.expiresAt !== 'string' || !(Date.parse(envelope.expiresAt) > now.getTime())) throw new ApiError('stale_envelope', 'the envelope has expired; prepare again');
+  // Spent nonces are pruned after the retention window, so no envelope may stay valid longer than that.
+  if (Date.parse(envelope.expiresAt) - now.getTime() > RETENTION_MS) {
+    throw new ApiError('stale_envelope', 'the envelope expires more than 24 hours from now; prepare again', [{ field: 'envelope', issue: 'expiresAt too far ahead' }]);
+  }
   // The agent can sign an envelope of its own making; a nonce the used_nonce column cannot hold must be a 400, not a database error.
   if (typeof envelope.nonce !== 'string' || !/^[A-Za-z0-9_-]{8,128}$/.test(envelope.nonce)) {
     throw new ApiError('invalid_request', 'the envelope nonce must be 8-128 URL-safe characters', [{ field: 'envelope', issue: 'invalid nonce' }]);

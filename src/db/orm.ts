@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { entities } from '../entities/index.ts';
@@ -5,8 +6,48 @@ import { migrations } from './migrations/index.ts';
 
 export type Orm = MikroORM;
 
+interface PooledClient extends EventEmitter {
+  release?: (error?: Error) => void;
+}
+
+/**
+ * A transaction whose connection dies (Postgres restarted) fails its
+ * ROLLBACK, and Kysely then never returns that client to the pg pool: every
+ * outage would leak pool slots until the pool is exhausted and `close()`
+ * hangs. A checked-out client whose connection ended is released here
+ * (with an error, so the pool discards it), and a later release by its
+ * borrower is ignored.
+ */
+const guardedPools = new WeakSet<EventEmitter>();
+
+async function releaseClientsWhoseConnectionEnded(orm: Orm): Promise<void> {
+  // Each reconnect (a database created on start) makes a new pool.
+  const pool = (await orm.em.getConnection().getNativeClient()) as unknown as EventEmitter;
+  if (guardedPools.has(pool)) return;
+  guardedPools.add(pool);
+  const checkedOut = new WeakSet<PooledClient>();
+  const watched = new WeakSet<PooledClient>();
+  pool.on('acquire', (client: PooledClient) => {
+    checkedOut.add(client);
+    // pg-pool assigns `release` right after emitting 'acquire'.
+    queueMicrotask(() => {
+      const release = client.release;
+      if (!release) return;
+      client.release = (error?: Error) => {
+        if (checkedOut.has(client)) release(error);
+      };
+    });
+    if (watched.has(client)) return;
+    watched.add(client);
+    client.on('end', () => {
+      if (checkedOut.has(client)) client.release?.(new Error('the database connection ended'));
+    });
+  });
+  pool.on('release', (_error: unknown, client: PooledClient) => checkedOut.delete(client));
+}
+
 export async function openOrm(databaseUrl: string, options: { poolMax?: number } = {}): Promise<Orm> {
-  return MikroORM.init({
+  const orm = await MikroORM.init({
     clientUrl: databaseUrl,
     entities,
     extensions: [Migrator],
@@ -15,7 +56,35 @@ export async function openOrm(databaseUrl: string, options: { poolMax?: number }
     pool: { min: 0, max: options.poolMax ?? 10 },
     debug: false,
     allowGlobalContext: false,
+    // migrate() creates a missing database itself, tolerating a concurrent creator; not on every connect.
+    ensureDatabase: false,
   });
+  await releaseClientsWhoseConnectionEnded(orm);
+  return orm;
+}
+
+/**
+ * A fresh Postgres has no `forum` database yet: create it, so `npm start`
+ * works on a new machine. Processes starting together race between the
+ * existence check and CREATE DATABASE; the loser's 42P04 (duplicate_database,
+ * or a unique violation on pg_database when both CREATEs overlap) means the
+ * database is there, so it connects to it like the winner.
+ */
+function createdMeanwhile(error: unknown): boolean {
+  const { code, constraint } = error as { code?: unknown; constraint?: unknown };
+  return code === '42P04' || (code === '23505' && constraint === 'pg_database_datname_index');
+}
+
+async function ensureDatabase(orm: Orm): Promise<void> {
+  const name = orm.config.get('dbName');
+  try {
+    await orm.schema.ensureDatabase();
+  } catch (error) {
+    if (!createdMeanwhile(error)) throw error;
+    orm.config.set('dbName', name);
+    await orm.driver.reconnect();
+  }
+  await releaseClientsWhoseConnectionEnded(orm);
 }
 
 /** Key of the advisory lock that serializes migrations across processes. */
@@ -27,8 +96,7 @@ const MIGRATION_LOCK = 7_302_001;
  * transaction-scoped advisory lock makes the second wait, then find nothing pending.
  */
 export async function migrate(orm: Orm): Promise<void> {
-  // A fresh Postgres has no `forum` database yet: create it, so `npm start` works on a new machine.
-  await orm.schema.ensureDatabase();
+  await ensureDatabase(orm);
   const connection = orm.em.getConnection();
   await connection.transactional(async (trx) => {
     await connection.execute('select pg_advisory_xact_lock(?)', [MIGRATION_LOCK], 'all', trx);

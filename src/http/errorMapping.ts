@@ -1,5 +1,6 @@
 import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
 import { ApiError, type ErrorCode } from '../errors.ts';
+import { outageOf, type Dependency } from '../observability/outages.ts';
 import { envelope } from './envelope.ts';
 
 interface BoomLike extends Error {
@@ -28,18 +29,26 @@ function toApiError(error: BoomLike): ApiError {
   return new ApiError(code, message);
 }
 
+/** A dependency outage is the client's cue to come back, never a 500. */
+export function unavailable(dependency: Dependency): ApiError {
+  return new ApiError('service_unavailable', `${dependency === 'postgres' ? 'the database' : 'the queue store'} is unreachable; retry shortly`, undefined, { 'Retry-After': '2' });
+}
+
 /**
  * The one place errors become HTTP: every thrown ApiError, and every error
  * hapi raises itself (unknown route, bad JSON, too large, wrong media type),
- * leaves as the contract's error body.
+ * leaves as the contract's error body. Lost connections to Postgres or
+ * Redis answer 503 with Retry-After (and are logged once per outage).
  */
-export function errorMapper(): Lifecycle.Method {
+export function errorMapper(onOutage: (dependency: Dependency, error: Error) => void): Lifecycle.Method {
   return (request: Request, h: ResponseToolkit) => {
     const response = request.response as unknown as BoomLike | { isBoom?: false };
     if (!response.isBoom) return h.continue;
     const boom = response as BoomLike;
-    const apiError = toApiError(boom);
-    if (apiError.status >= 500 && !(boom instanceof ApiError)) request.logger.error({ err: boom }, 'request failed');
+    const dependency = boom instanceof ApiError ? null : outageOf(boom);
+    if (dependency) onOutage(dependency, boom);
+    const apiError = dependency ? unavailable(dependency) : toApiError(boom);
+    if (apiError.status >= 500 && !(boom instanceof ApiError) && !dependency) request.logger.error({ err: boom }, 'request failed');
     const out = h.response(envelope(request.path, false, { error: apiError.toBody() })).code(apiError.status);
     for (const [name, value] of Object.entries(apiError.headers)) out.header(name, value);
     if (apiError.status === 405) out.header('Allow', 'GET');

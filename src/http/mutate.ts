@@ -7,6 +7,7 @@ import { tierFor } from '../domain/reputation.ts';
 import { ApiError } from '../errors.ts';
 import { randomToken, sha256, sha256Hex } from '../crypto/encoding.ts';
 import type { Command, CommandResult } from '../pipeline/command.ts';
+import type { ClaimHolder } from '../store/idempotencyStore.ts';
 import type { RateDecision } from '../store/rateLimiter.ts';
 import { authenticate, hashToken, headerValue } from './auth.ts';
 import type { ActionSpec } from './endpoint.ts';
@@ -52,6 +53,17 @@ function reply(request: Request, h: ResponseToolkit, result: CommandResult, head
 }
 
 /**
+ * A pending retry key is abandoned when the API instance that claimed it no
+ * longer listens for results (it died), or has stopped waiting (it answered
+ * 503 command_pending, or failed before enqueueing).
+ */
+async function holderIsGone(ctx: ApiContext, holder: ClaimHolder | null): Promise<boolean> {
+  if (!holder) return false;
+  if (Date.now() - holder.claimedAt > ctx.settings.commandTimeoutMs + 1000) return true;
+  return !(await ctx.idempotency.holderListens(holder));
+}
+
+/**
  * A mutation in the HTTP tier: validate, authenticate, resolve the retry
  * key, take a rate-limit token, then enqueue the command and answer with
  * its result. Nothing here writes forum state; the worker does.
@@ -79,22 +91,31 @@ export async function runMutation(
   const commandId = retryKey ? `cmd_${sha256(`${scope}\n${retryKey}\n${fingerprint}`).toString('base64url').slice(0, 40)}` : randomUUID();
   const claim = retryKey ? { cacheKey: ctx.keys.idempotency(scope, retryKey), fingerprint } : null;
 
+  let redispatch = false;
   if (claim) {
-    const outcome = await ctx.idempotency.claim(claim.cacheKey, fingerprint, commandId);
+    const outcome = await ctx.idempotency.claim(claim.cacheKey, fingerprint, commandId, ctx.dispatcher.replyChannel);
     if (outcome.kind !== 'claimed') ctx.metrics.idempotency.inc({ outcome: outcome.kind === 'replay' ? 'replayed' : outcome.kind });
     if (outcome.kind === 'replay') return reply(request, h, outcome.result, { 'Idempotency-Replayed': 'true' });
     if (outcome.kind === 'reused') throw new ApiError('idempotency_key_reused', 'this retry key was used with different parameters');
     if (outcome.kind === 'in_progress') {
       const finished = await ctx.dispatcher.findResult(outcome.commandId);
-      if (!finished) throw new ApiError('idempotency_in_progress', 'the first request with this retry key is still running', undefined, { 'Retry-After': '1' });
-      await ctx.idempotency.complete(claim.cacheKey, fingerprint, outcome.commandId, finished);
-      return reply(request, h, finished, { 'Idempotency-Replayed': 'true' });
+      if (finished) {
+        await ctx.idempotency.complete(claim.cacheKey, fingerprint, outcome.commandId, finished);
+        return reply(request, h, finished, { 'Idempotency-Replayed': 'true' });
+      }
+      if (!(await holderIsGone(ctx, outcome.holder))) {
+        throw new ApiError('idempotency_in_progress', 'the first request with this retry key is still running', undefined, { 'Retry-After': '1' });
+      }
+      // Nobody waits for this command any more and it has no result: send it again (same id, so it applies once).
+      await ctx.idempotency.takeOver(claim.cacheKey, fingerprint, commandId, ctx.dispatcher.replyChannel);
+      redispatch = true;
     }
   }
 
   const tier = auth ? tierFor(auth.agent, now) : 'newcomer';
-  const decision = await ctx.rateLimiter.take(ctx.keys.rateBucket(auth ? auth.actor.agentId : `ip:${sourceIp}`, action.rateClass), quotaFor(action.rateClass, tier, ctx.settings));
-  if (!decision.allowed) {
+  // A re-dispatched command paid its rate-limit token on its first attempt.
+  const decision = redispatch ? null : await ctx.rateLimiter.take(ctx.keys.rateBucket(auth ? auth.actor.agentId : `ip:${sourceIp}`, action.rateClass), quotaFor(action.rateClass, tier, ctx.settings));
+  if (decision && !decision.allowed) {
     ctx.metrics.rateLimitRefusals.inc({ class: action.rateClass });
     if (claim) await ctx.idempotency.release(claim.cacheKey);
     throw new ApiError('rate_limited', `rate limit for ${action.rateClass} exceeded`, undefined, {
@@ -126,5 +147,5 @@ export async function runMutation(
     });
   }
   if (tokenSecret && result.status < 400) result = { ...result, body: { ...result.body, accessToken: tokenSecret } };
-  return reply(request, h, result, rateHeaders(decision));
+  return reply(request, h, result, decision ? rateHeaders(decision) : { 'Idempotency-Replayed': 'true' });
 }

@@ -5,6 +5,7 @@ import { pendingMigrations } from '../db/orm.ts';
 import { discoveryDocument } from '../routes/forum/discovery.ts';
 import { forumEndpoints } from '../routes/forum/index.ts';
 import { registerRelay } from '../routes/relay/index.ts';
+import type { Dependency } from '../observability/outages.ts';
 import { envelope } from './envelope.ts';
 import { errorMapper } from './errorMapping.ts';
 import { buildOpenApi } from './openapi.ts';
@@ -28,6 +29,10 @@ function answerOversizedRequestsWithErrorBody(server: Hapi.Server): void {
   });
 }
 
+function dependencyProbe(ctx: ApiContext, dependency: Dependency): () => Promise<unknown> {
+  return dependency === 'postgres' ? () => ctx.orm.em.fork().execute('select 1') : () => ctx.redis.ping();
+}
+
 export async function createApiServer(ctx: ApiContext): Promise<Hapi.Server> {
   const server = Hapi.server({
     port: ctx.settings.port,
@@ -39,7 +44,7 @@ export async function createApiServer(ctx: ApiContext): Promise<Hapi.Server> {
       response: { emptyStatusCode: 204 },
     },
   });
-  server.ext('onPreResponse', errorMapper());
+  server.ext('onPreResponse', errorMapper((dependency, error) => ctx.health.reportFailure(dependency, error, dependencyProbe(ctx, dependency))));
   // After the error mapper, so the request id lands on the response that leaves.
   await registerRequestLog(server, ctx.logger, ctx.metrics);
   answerOversizedRequestsWithErrorBody(server);
@@ -76,7 +81,8 @@ export async function createApiServer(ctx: ApiContext): Promise<Hapi.Server> {
         checks.redis = false;
       }
       const ready = Object.values(checks).every(Boolean);
-      return h.response({ ok: ready, checks }).code(ready ? 200 : 503);
+      const response = h.response({ ok: ready, checks }).code(ready ? 200 : 503);
+      return ready ? response : response.header('Retry-After', '2');
     },
   });
   return server;

@@ -71,11 +71,34 @@ export class DependencyHealth {
 }
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** Postgres SQLSTATEs of a server that is going away, starting up, or unreachable. */
+const POSTGRES_OUTAGE_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300']);
+const POSTGRES_OUTAGE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|terminating connection|the database system is|Client has encountered a connection error/i;
+const REDIS_OUTAGE_MESSAGE = /Connection is closed|Stream isn't writeable|enableOfflineQueue|max retries per request|Reached the max retries/i;
+
+export type Dependency = 'postgres' | 'redis';
+
+function codeOf(error: Error): string | undefined {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
 
 /** A failure to reach a dependency (as opposed to a bug or a refused statement). */
 export function isConnectionError(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
-  return /Connection is closed|Stream isn't writeable|connect ECONNREFUSED|read ECONNRESET|write EPIPE/i.test(error.message);
+  return outageOf(error) !== null;
+}
+
+/**
+ * Which dependency an error says is unreachable, or null for any other
+ * error. Postgres errors come wrapped by MikroORM (DriverException) or
+ * straight from the pg pool; everything else that names a lost connection is Redis.
+ */
+export function outageOf(error: unknown): Dependency | null {
+  if (!(error instanceof Error)) return null;
+  const code = codeOf(error);
+  const fromDatabase = error.name.endsWith('Exception') || /postgres|pg-pool/i.test(error.stack ?? '');
+  if ((code && POSTGRES_OUTAGE_CODES.has(code)) || POSTGRES_OUTAGE_MESSAGE.test(error.message)) return 'postgres';
+  if (code && CONNECTION_CODES.has(code)) return fromDatabase ? 'postgres' : 'redis';
+  if (REDIS_OUTAGE_MESSAGE.test(error.message)) return 'redis';
+  return null;
 }

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { closeRedis } from '../redis.ts';
 import type { CommandResult } from './command.ts';
 
 interface Waiter {
@@ -12,7 +13,8 @@ interface Waiter {
  * reader parses every event of its queue (taskforcesh/bullmq#2341).
  */
 export class ReplyListener {
-  private readonly waiters = new Map<string, Waiter>();
+  /** Usually one waiter per command; a retry that re-dispatches it on this instance adds another. */
+  private readonly waiters = new Map<string, Waiter[]>();
   private readonly subscriber: Redis;
   readonly channel: string;
 
@@ -29,37 +31,45 @@ export class ReplyListener {
   /** Resolves with the result, or null when none came within `timeoutMs`. */
   wait(commandId: string, timeoutMs: number): Promise<CommandResult | null> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiters.delete(commandId);
-        resolve(null);
-      }, timeoutMs);
-      this.waiters.set(commandId, { resolve, timer });
+      const waiter: Waiter = {
+        resolve,
+        timer: setTimeout(() => {
+          this.remove(commandId, waiter);
+          resolve(null);
+        }, timeoutMs),
+      };
+      this.waiters.set(commandId, [...(this.waiters.get(commandId) ?? []), waiter]);
     });
   }
 
+  /** Stops waiting for a command that could not be enqueued (its every waiter answers null). */
   cancel(commandId: string): void {
-    const waiter = this.waiters.get(commandId);
-    if (!waiter) return;
-    clearTimeout(waiter.timer);
+    this.settle(commandId, null);
+  }
+
+  private remove(commandId: string, waiter: Waiter): void {
+    const rest = (this.waiters.get(commandId) ?? []).filter((w) => w !== waiter);
+    if (rest.length > 0) this.waiters.set(commandId, rest);
+    else this.waiters.delete(commandId);
+  }
+
+  private settle(commandId: string, result: CommandResult | null): void {
+    const waiters = this.waiters.get(commandId) ?? [];
     this.waiters.delete(commandId);
+    for (const waiter of waiters) {
+      clearTimeout(waiter.timer);
+      waiter.resolve(result);
+    }
   }
 
   private deliver(message: string): void {
     const { commandId, result } = JSON.parse(message) as { commandId: string; result: CommandResult };
-    const waiter = this.waiters.get(commandId);
-    if (!waiter) return;
-    clearTimeout(waiter.timer);
-    this.waiters.delete(commandId);
-    waiter.resolve(result);
+    this.settle(commandId, result);
   }
 
   async stop(): Promise<void> {
-    for (const [id, waiter] of this.waiters) {
-      clearTimeout(waiter.timer);
-      waiter.resolve(null);
-      this.waiters.delete(id);
-    }
-    await this.subscriber.quit();
+    for (const commandId of [...this.waiters.keys()]) this.settle(commandId, null);
+    await closeRedis(this.subscriber);
   }
 }
 

@@ -5,21 +5,28 @@ import type { CommandResult } from '../pipeline/command.ts';
 export const RETRY_KEY_TTL_SECONDS = 86_400;
 /**
  * A claim whose command never reported back (the API died before enqueueing)
- * expires after this long, so the key becomes usable again. Safe because the
- * command id is derived from the key: a retry that re-enqueues a command still
- * in the queue is recognised by processed_command and applied once.
+ * expires after this long, so the key becomes usable again. Retries do not
+ * wait for that: one whose holder is gone re-dispatches the command at once
+ * (see http/mutate.ts). Safe because the command id is derived from the key:
+ * a command enqueued twice is recognised by processed_command and applied once.
  */
 export const PENDING_CLAIM_TTL_SECONDS = 600;
 
+/** Who holds a pending key: the reply channel of the API instance waiting for it, and since when (ms). */
+export interface ClaimHolder {
+  replyTo: string;
+  claimedAt: number;
+}
+
 type Entry =
-  | { state: 'pending'; fingerprint: string; commandId: string }
+  | ({ state: 'pending'; fingerprint: string; commandId: string } & Partial<ClaimHolder>)
   | { state: 'done'; fingerprint: string; commandId: string; result: CommandResult };
 
 export type Claim =
   | { kind: 'claimed' }
   | { kind: 'replay'; result: CommandResult }
   | { kind: 'reused' }
-  | { kind: 'in_progress'; commandId: string };
+  | { kind: 'in_progress'; commandId: string; holder: ClaimHolder | null };
 
 /**
  * The retry-key cache. The HTTP tier claims a key before enqueueing; the
@@ -33,16 +40,32 @@ export class IdempotencyStore {
     this.redis = redis;
   }
 
-  async claim(cacheKey: string, fingerprint: string, commandId: string): Promise<Claim> {
-    const entry: Entry = { state: 'pending', fingerprint, commandId };
+  async claim(cacheKey: string, fingerprint: string, commandId: string, replyTo: string): Promise<Claim> {
+    const entry: Entry = { state: 'pending', fingerprint, commandId, replyTo, claimedAt: Date.now() };
     const set = await this.redis.set(cacheKey, JSON.stringify(entry), 'EX', PENDING_CLAIM_TTL_SECONDS, 'NX');
     if (set === 'OK') return { kind: 'claimed' };
     const raw = await this.redis.get(cacheKey);
-    if (!raw) return this.claim(cacheKey, fingerprint, commandId);
+    if (!raw) return this.claim(cacheKey, fingerprint, commandId, replyTo);
     const existing = JSON.parse(raw) as Entry;
     if (existing.fingerprint !== fingerprint) return { kind: 'reused' };
     if (existing.state === 'done') return { kind: 'replay', result: existing.result };
-    return { kind: 'in_progress', commandId: existing.commandId };
+    const holder = existing.replyTo !== undefined && existing.claimedAt !== undefined ? { replyTo: existing.replyTo, claimedAt: existing.claimedAt } : null;
+    return { kind: 'in_progress', commandId: existing.commandId, holder };
+  }
+
+  /**
+   * A retry takes over a pending key whose holder is gone or stopped waiting;
+   * only while the key is still pending (a result stored meanwhile wins).
+   */
+  async takeOver(cacheKey: string, fingerprint: string, commandId: string, replyTo: string): Promise<void> {
+    const entry: Entry = { state: 'pending', fingerprint, commandId, replyTo, claimedAt: Date.now() };
+    await this.redis.set(cacheKey, JSON.stringify(entry), 'EX', PENDING_CLAIM_TTL_SECONDS, 'XX');
+  }
+
+  /** Whether the API instance behind a reply channel is still listening on it (it dies with its connection). */
+  async holderListens(holder: ClaimHolder): Promise<boolean> {
+    const [, listeners] = (await this.redis.pubsub('NUMSUB', holder.replyTo)) as [string, number];
+    return Number(listeners) > 0;
   }
 
   async complete(cacheKey: string, fingerprint: string, commandId: string, result: CommandResult): Promise<void> {

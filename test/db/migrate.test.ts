@@ -36,4 +36,19 @@ describe('migrations', () => {
       await orm.close();
     }
   });
+
+  it('lets an api and two workers starting together on a missing database all create-or-find it and migrate', async () => {
+    const url = new URL(inject('databaseUrl'));
+    const name = `agora_race_${randomBytes(4).toString('hex')}`;
+    url.pathname = `/${name}`;
+    const orms = await Promise.all([1, 2, 3].map(() => openOrm(url.toString(), { poolMax: 2 })));
+    try {
+      await Promise.all(orms.map((orm) => migrate(orm)));
+      for (const orm of orms) expect(await pendingMigrations(orm)).toBe(0);
+    } finally {
+      await Promise.all(orms.slice(1).map((orm) => orm.close()));
+      await orms[0]?.schema.dropDatabase(name).catch(() => undefined);
+      await orms[0]?.close();
+    }
+  });
 });

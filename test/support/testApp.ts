@@ -26,6 +26,7 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     REDIS_PREFIX: `test-${randomBytes(6).toString('hex')}`,
     RATE_LIMIT_SCALE: '100',
     LOG_LEVEL: 'silent',
+    METRICS_PORT: '0',
     ...overrides,
   };
 }
@@ -36,6 +37,8 @@ export async function startTestApp(env: Record<string, string> = {}, roles: ('ap
   const app = await startApp(settings, roles, options);
   const orm = await openOrm(settings.databaseUrl, { poolMax: 2 });
   const redis = new Redis(settings.redisUrl);
+  // The tests' own connection; outage tests cut it too, and its errors are not the service's.
+  redis.on('error', () => {});
   return {
     app,
     settings,

@@ -10,7 +10,7 @@ const children: ChildProcess[] = [];
 
 /** A worker role in its own OS process, so it can be killed with SIGKILL mid-job. */
 function spawnWorker(): ChildProcess {
-  const env = { ...process.env, DATABASE_URL: t.settings.databaseUrl, REDIS_URL: t.settings.redisUrl, REDIS_PREFIX: t.settings.redisPrefix, WORKER_LOCK_MS: '1000', LOG_LEVEL: 'silent' };
+  const env = { ...process.env, DATABASE_URL: t.settings.databaseUrl, REDIS_URL: t.settings.redisUrl, REDIS_PREFIX: t.settings.redisPrefix, WORKER_LOCK_MS: '1000', LOG_LEVEL: 'silent', METRICS_PORT: '0' };
   const child = spawn(process.execPath, ['src/main.ts', 'worker'], { env, stdio: 'ignore' });
   children.push(child);
   return child;

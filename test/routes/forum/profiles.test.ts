@@ -201,6 +201,16 @@ describe('profile publish refusals', () => {
     expect(reply.body.error.code).toBe('stale_envelope');
   });
 
+  it('rejects a genuinely signed envelope that would stay valid beyond the 24-hour nonce retention', async () => {
+    const agent = await registerAgent(t.client);
+    const prepared = await prepare(t.client, path, agent, { displayName: 'Forever' });
+    const farAhead = new Date(Date.now() + 25 * 3600_000).toISOString();
+    const reply = await publish(agent, forge(prepared.signing, agent.keys, { envelope: (e) => ({ ...e, expiresAt: farAhead }) }));
+    expect(reply.status).toBe(400);
+    expect(reply.body.error.code).toBe('stale_envelope');
+    expect(await t.orm.em.fork().count(ProfileRevision, { agentId: agent.agentId })).toBe(0);
+  });
+
   it('rejects a signed profile envelope replayed as an attestation or a checkpoint with 400 stale_envelope', async () => {
     const agent = await registerAgent(t.client);
     const projectSlug = await createProject(t.client, agent);

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { inject } from 'vitest';
+import { registerAgent, unique, type TestAgent } from '../support/client.ts';
+import { TcpProxy, targetOf } from '../support/tcpProxy.ts';
+import { startTestApp, type TestApp } from '../support/testApp.ts';
+
+const written: string[] = [];
+const postgres = new TcpProxy(targetOf(inject('databaseUrl'), 5432));
+const redis = new TcpProxy(targetOf(inject('redisUrl'), 6379));
+let t: TestApp;
+let agent: TestAgent;
+const unhandled = vi.spyOn(console, 'error');
+
+beforeAll(async () => {
+  await postgres.open();
+  await redis.open();
+  t = await startTestApp({ DATABASE_URL: postgres.url(inject('databaseUrl')), REDIS_URL: redis.url(inject('redisUrl')), LOG_LEVEL: 'info' }, undefined, {
+    logDestination: { write: (line: string) => void written.push(line) },
+  });
+  agent = await registerAgent(t.client);
+});
+afterAll(async () => {
+  await postgres.open();
+  await redis.open();
+  await t.stop();
+  await postgres.close();
+  await redis.close();
+});
+
+const outageLines = (message: string) => written.map((line) => JSON.parse(line) as { msg: string; dependency?: string }).filter((line) => line.msg === message);
+
+async function eventually(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function expectUnavailable(reply: { status: number; headers: Headers; body: { ok: boolean; error?: { code: string } } }) {
+  expect(reply.status).toBe(503);
+  expect(reply.body).toMatchObject({ ok: false, error: { code: 'service_unavailable' } });
+  expect(Number(reply.headers.get('retry-after'))).toBeGreaterThan(0);
+}
+
+describe('dependency outages', () => {
+  it('answers 503 with Retry-After, never 500, while Postgres is unreachable, and logs the outage once', async () => {
+    await postgres.close();
+    try {
+      for (let i = 0; i < 5; i++) expectUnavailable(await t.client.get('/api/forum/agents/me', {}, { token: agent.token }));
+      expectUnavailable(await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Down' }, { token: agent.token }));
+      const ready = await t.client.get('/readyz');
+      expect(ready.status).toBe(503);
+      expect(ready.body.checks).toMatchObject({ postgres: false, redis: true });
+    } finally {
+      await postgres.open();
+    }
+    await eventually(() => outageLines('postgres recovered').length === 1);
+    expect(outageLines('postgres unavailable')).toHaveLength(1);
+    expect((await t.client.get('/api/forum/agents/me', {}, { token: agent.token })).status).toBe(200);
+  });
+
+  it('answers 503 at once while Redis is unreachable, logs one line down and one up, and recovers', async () => {
+    await redis.close();
+    try {
+      await eventually(() => outageLines('redis unavailable').length === 1);
+      expectUnavailable(await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Down' }, { token: agent.token }));
+      const ready = await t.client.get('/readyz');
+      expect(ready.status).toBe(503);
+      expect(ready.body.checks).toMatchObject({ postgres: true, redis: false });
+      // Several reconnection attempts happen meanwhile; none of them adds a line.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+    } finally {
+      await redis.open();
+    }
+    await eventually(() => outageLines('redis recovered').length === 1);
+    expect(outageLines('redis unavailable')).toHaveLength(1);
+    await eventually(async () => (await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Back' }, { token: agent.token })).status === 200);
+    expect(unhandled.mock.calls.filter((call) => String(call[0]).includes('Unhandled error event'))).toEqual([]);
+  });
+});

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { RETENTION_MS } from '../../src/db/retention.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { unique } from '../support/client.ts';
+import { useTestApp } from '../support/testApp.ts';
+import { startPruner } from '../../workers/pruner.ts';
+
+const t = useTestApp({}, ['api']);
+
+describe('pruning past the retry window', () => {
+  it('deletes command results and spent nonces older than 24 hours by its clock and keeps younger ones', async () => {
+    // Near the real time: other test files share this database and their fresh rows must survive.
+    const now = new Date(Date.now() + 60_000);
+    const at = (msAgo: number) => new Date(now.getTime() - msAgo);
+    const [oldCommand, youngCommand, oldNonce, youngNonce] = [unique('cmd_old'), unique('cmd_young'), unique('nonce_old'), unique('nonce_young')];
+    const em = t.orm.em.fork();
+    const insertCommand = (id: string, createdAt: Date) => em.execute("insert into processed_command (command_id, type, status, body, created_at) values (?, 'test', 200, '{}', ?)", [id, createdAt]);
+    const insertNonce = (nonce: string, usedAt: Date) => em.execute("insert into used_nonce (nonce, action, used_at) values (?, 'test', ?)", [nonce, usedAt]);
+    await insertCommand(oldCommand, at(RETENTION_MS + 60_000));
+    await insertCommand(youngCommand, at(RETENTION_MS - 60_000));
+    await insertNonce(oldNonce, at(RETENTION_MS + 60_000));
+    await insertNonce(youngNonce, at(RETENTION_MS - 60_000));
+
+    const pruner = startPruner(t.orm, createLogger({ logLevel: 'silent' }), 3_600_000, () => now);
+    const deleted = await pruner.runOnce();
+    pruner.close();
+
+    expect(deleted.processedCommands).toBeGreaterThanOrEqual(1);
+    expect(deleted.usedNonces).toBeGreaterThanOrEqual(1);
+    const commands = await em.execute<{ command_id: string }[]>('select command_id from processed_command where command_id in (?, ?)', [oldCommand, youngCommand]);
+    expect(commands.map((r) => r.command_id)).toEqual([youngCommand]);
+    const nonces = await em.execute<{ nonce: string }[]>('select nonce from used_nonce where nonce in (?, ?)', [oldNonce, youngNonce]);
+    expect(nonces.map((r) => r.nonce)).toEqual([youngNonce]);
+  });
+});

@@ -1,0 +1,32 @@
+import type { Orm } from '../src/db/orm.ts';
+import { pruneExpired } from '../src/db/retention.ts';
+import type { Logger } from '../src/observability/logger.ts';
+
+export interface Pruner {
+  /** Prunes now (the loop also does this every interval); resolves with what was deleted. */
+  runOnce(): Promise<{ processedCommands: number; usedNonces: number }>;
+  close(): void;
+}
+
+/**
+ * Every worker process prunes command results and spent nonces past the
+ * retry window, once at start and then every `intervalMs`. Several workers
+ * pruning at once only delete the same old rows; nothing else depends on them.
+ */
+export function startPruner(orm: Orm, logger: Logger, intervalMs: number, clock: () => Date = () => new Date()): Pruner {
+  const runOnce = async () => {
+    const deleted = await pruneExpired(orm.em.fork(), clock());
+    if (deleted.processedCommands + deleted.usedNonces > 0) logger.info(deleted, 'pruned rows past the retry window');
+    return deleted;
+  };
+  const tick = () => runOnce().catch((error: unknown) => logger.warn({ err: error }, 'pruning failed; will try again'));
+  const first = setTimeout(tick, 1000).unref();
+  const timer = setInterval(tick, intervalMs).unref();
+  return {
+    runOnce,
+    close: () => {
+      clearTimeout(first);
+      clearInterval(timer);
+    },
+  };
+}
