@@ -2,7 +2,7 @@ import { Queue, Worker, type Job } from 'bullmq';
 import type { Runtime } from '../src/app.ts';
 import type { Command, CommandBatch } from '../src/pipeline/command.ts';
 import { ProcessedCommand } from '../src/entities/processedCommand.ts';
-import { isConnectionError } from '../src/observability/outages.ts';
+import { isConnectionError, outageOf } from '../src/observability/outages.ts';
 import { allPartitionQueueNames, queueCounts } from '../src/pipeline/partitions.ts';
 import { encodeReply } from '../src/pipeline/replies.ts';
 import { redisKeys } from '../src/redis.ts';
@@ -27,7 +27,7 @@ export async function startCommandWorkers(runtime: Runtime): Promise<CommandWork
   const keys = redisKeys(settings.redisPrefix);
   const etags = new EtagFingerprints(redis, keys);
   const idempotency = new IdempotencyStore(redis);
-  const ledger = startLedgerPublisher(orm, logger);
+  const ledger = startLedgerPublisher(orm, logger, runtime.health);
   const commandIds = (commands: Command[]) => commands.map((c) => c.commandId);
   const onRetry: BatchRetryListener = (mode, commands, cause) =>
     logger.info({ mode, commandIds: commandIds(commands), cause: cause.message }, `batch of ${commands.length} applied again (${mode})`);
@@ -94,7 +94,11 @@ export async function startCommandWorkers(runtime: Runtime): Promise<CommandWork
     });
     worker.on('failed', (job, error) => {
       const commands = job?.data.commands ?? [];
-      logger.error({ queue: name, jobId: job?.id, attempt: job?.attemptsMade, commandIds: commandIds(commands), err: error }, `batch of ${commands.length} failed`);
+      // During an outage a failed attempt is expected (BullMQ retries it): a warning, and one outage line for the process.
+      const dependency = outageOf(error);
+      if (dependency === 'postgres') runtime.health.reportFailure(dependency, error, () => orm.em.fork().execute('select 1'));
+      const level = dependency ? 'warn' : 'error';
+      logger[level]({ queue: name, jobId: job?.id, attempt: job?.attemptsMade, commandIds: commandIds(commands), err: error }, `batch of ${commands.length} failed`);
       if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
         giveUp(job.data.commands).catch((cause: Error) => logger.error({ queue: name, commandIds: commandIds(commands), err: cause }, 'could not answer a batch that failed on every attempt'));
       }

@@ -1,5 +1,6 @@
 import type { Orm } from '../src/db/orm.ts';
 import type { Logger } from '../src/observability/logger.ts';
+import { outageOf, type DependencyHealth } from '../src/observability/outages.ts';
 import { PUBLISH_BATCH, publishPending } from '../src/ledger/publisher.ts';
 
 export interface LedgerPublisherLoop {
@@ -19,7 +20,7 @@ const ERROR_BACKOFF_MS = 1000;
  * processes may run it; the publisher's advisory lock keeps one at a time.
  * No ETag scope needs bumping: ledger reads put the ledger's head in their ETag.
  */
-export function startLedgerPublisher(orm: Orm, logger: Logger): LedgerPublisherLoop {
+export function startLedgerPublisher(orm: Orm, logger: Logger, health: DependencyHealth): LedgerPublisherLoop {
   let stopped = false;
   let nudged = false;
   let wake: (() => void) | null = null;
@@ -44,7 +45,10 @@ export function startLedgerPublisher(orm: Orm, logger: Logger): LedgerPublisherL
         if ((await publishPending(orm.em, PUBLISH_BATCH)) === PUBLISH_BATCH) delay = 0;
       } catch (error) {
         delay = ERROR_BACKOFF_MS;
-        logger.error({ err: error }, 'ledger publication failed');
+        // An outage is one line for the whole process (DependencyHealth); anything else is a real failure.
+        const dependency = outageOf(error);
+        if (dependency) health.reportFailure(dependency, error as Error, () => orm.em.fork().execute('select 1'));
+        else logger.error({ err: error }, 'ledger publication failed');
       }
       if (delay > 0) await pause(delay);
     }

@@ -35,7 +35,8 @@ export class DependencyHealth {
     outage.connections.delete(connection);
     if (outage.connections.size > 0) return;
     this.down.delete(dependency);
-    this.logger.info({ dependency, downMs: Date.now() - outage.since }, `${dependency} recovered`);
+    // Same level as the outage line, so whoever sees one sees the other.
+    this.logger.warn({ dependency, downMs: Date.now() - outage.since }, `${dependency} recovered`);
   }
 
   /**

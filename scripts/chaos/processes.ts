@@ -1,0 +1,54 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+
+/** One role of the service as its own process, restartable, with its output kept for inspection. */
+export class ServiceProcess {
+  private child: ChildProcess | null = null;
+  private readonly log: WriteStream;
+  output = '';
+  readonly role: 'api' | 'worker';
+  private readonly env: Record<string, string>;
+
+  constructor(role: 'api' | 'worker', env: Record<string, string>, logFile: string) {
+    this.role = role;
+    this.env = env;
+    this.log = createWriteStream(logFile, { flags: 'a' });
+  }
+
+  start(): void {
+    const child = spawn(process.execPath, ['--import', './scripts/require-node-24.mjs', 'src/main.ts', this.role], { env: { ...process.env, ...this.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const keep = (chunk: Buffer) => {
+      this.output += chunk.toString('utf8');
+      this.log.write(chunk);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    this.child = child;
+  }
+
+  /** SIGKILL: no drain, no goodbye, as a crash or an OOM kill. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    if (!child || child.exitCode !== null) return;
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+  }
+
+  killNow(): void {
+    this.child?.kill('SIGKILL');
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    if (!child || child.exitCode !== null) return;
+    child.kill('SIGTERM');
+    const exited = once(child, 'exit');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+    this.log.end();
+  }
+}

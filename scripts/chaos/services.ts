@@ -1,0 +1,147 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openOrm } from '../../src/db/orm.ts';
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A redis-server of the suite's own: append-only, on a free loopback port, in a temp folder. */
+export class OwnRedis {
+  private child: ChildProcess | null = null;
+  readonly dir = mkdtempSync(join(tmpdir(), 'agora-chaos-redis-'));
+  readonly port: number;
+
+  constructor(port: number) {
+    this.port = port;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction'];
+    this.child = spawn('redis-server', args, { stdio: 'ignore' });
+    for (let i = 0; i < 100; i++) {
+      try {
+        execFileSync('redis-cli', ['-p', String(this.port), 'ping'], { stdio: 'pipe' });
+        return;
+      } catch {
+        await pause(50);
+      }
+    }
+    throw new Error('redis-server did not start');
+  }
+
+  /** A clean restart: SIGTERM (Redis flushes its append-only file), then start again. */
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    if (!child || child.exitCode !== null) return;
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+  }
+
+  killNow(): void {
+    this.child?.kill('SIGKILL');
+  }
+
+  cleanUp(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** What the suite can do to Postgres: restart a cluster of its own, or only cut connections of a shared one. */
+export interface ChaosPostgres {
+  url: string;
+  kind: 'own cluster' | 'shared server';
+  restart(mode: 'fast' | 'immediate'): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function postgresBin(): string | null {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return null;
+  const versions = readdirSync(root).sort((a, b) => Number(b) - Number(a));
+  for (const version of versions) if (existsSync(join(root, version, 'bin', 'initdb'))) return join(root, version, 'bin');
+  return null;
+}
+
+/** initdb refuses to run as root; the suite then runs the cluster as the postgres user. */
+function asClusterOwner(command: string, args: string[]): [string, string[]] {
+  return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
+}
+
+async function ownCluster(port: number): Promise<ChaosPostgres> {
+  const bin = postgresBin();
+  if (!bin) throw new Error('no initdb');
+  const dir = mkdtempSync(join(tmpdir(), 'agora-chaos-pg-'));
+  if (process.getuid?.() === 0) execFileSync('chown', ['postgres:postgres', dir]);
+  const run = (command: string, args: string[]) => {
+    const [file, argv] = asClusterOwner(join(bin, command), args);
+    execFileSync(file, argv, { stdio: 'pipe' });
+  };
+  const data = join(dir, 'data');
+  run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=on`;
+  const start = () => run('pg_ctl', ['-D', data, '-l', join(dir, 'log'), '-o', options, '-w', 'start']);
+  start();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/agora_chaos`,
+    kind: 'own cluster',
+    restart: async (mode) => {
+      run('pg_ctl', ['-D', data, '-m', mode, '-w', 'stop']);
+      start();
+    },
+    stop: async () => {
+      run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The shared server: a fresh database, and "restarts" that terminate every backend connected to it. */
+async function sharedServer(baseUrl: string): Promise<ChaosPostgres> {
+  const admin = new URL(baseUrl);
+  admin.pathname = '/postgres';
+  const orm = await openOrm(admin.toString(), { poolMax: 1 });
+  await orm.em.fork().execute('drop database if exists agora_chaos with (force)');
+  const url = new URL(baseUrl);
+  url.pathname = '/agora_chaos';
+  return {
+    url: url.toString(),
+    kind: 'shared server',
+    restart: async () => {
+      await orm.em.fork().execute("select pg_terminate_backend(pid) from pg_stat_activity where datname = 'agora_chaos' and pid <> pg_backend_pid()");
+    },
+    stop: async () => {
+      await orm.em.fork().execute('drop database if exists agora_chaos with (force)');
+      await orm.close();
+    },
+  };
+}
+
+export async function chaosPostgres(baseUrl: string): Promise<ChaosPostgres> {
+  try {
+    return await ownCluster(await freePort());
+  } catch (error) {
+    console.log(`own Postgres cluster impossible here (${(error as Error).message.split('\n')[0]}); terminating backends of a shared server instead`);
+    return sharedServer(baseUrl);
+  }
+}
