@@ -32,16 +32,20 @@ export async function startCommandWorkers(runtime: Runtime): Promise<CommandWork
   const onRetry: BatchRetryListener = (mode, commands, cause) =>
     logger.info({ mode, commandIds: commandIds(commands), cause: cause.message }, `batch of ${commands.length} applied again (${mode})`);
 
-  /** After commit: fresh ETags, retry-key results, then one reply per command to the waiting API instance. */
+  /**
+   * After commit, in one Redis round trip whatever the batch size: fresh
+   * ETags, retry-key results, then one reply per command (a pipeline runs in
+   * order, so a client that hears its reply finds both already in place).
+   */
   const deliver = async (executions: Execution[]) => {
-    await etags.bump(executions.flatMap((e) => e.touched));
     ledger.nudge();
-    const replies = redis.pipeline();
+    const pipeline = redis.pipeline();
+    etags.bump(pipeline, executions.flatMap((e) => e.touched));
     for (const { command, result } of executions) {
-      if (command.idempotency) await idempotency.complete(command.idempotency.cacheKey, command.idempotency.fingerprint, command.commandId, result);
-      replies.publish(command.replyTo, encodeReply(command.commandId, result));
+      if (command.idempotency) idempotency.completeIn(pipeline, command.idempotency.cacheKey, command.idempotency.fingerprint, command.commandId, result);
+      pipeline.publish(command.replyTo, encodeReply(command.commandId, result));
     }
-    await replies.exec();
+    await pipeline.exec();
   };
 
   const process = async (job: Job<CommandBatch>): Promise<{ applied: number }> => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import type { RedisKeys } from '../redis.ts';
 
 /**
@@ -34,10 +34,8 @@ export class EtagFingerprints {
     );
   }
 
-  async bump(scopes: string[]): Promise<void> {
-    if (scopes.length === 0) return;
-    const pipeline = this.redis.pipeline();
+  /** Queues fresh fingerprints for the scopes on `pipeline`; the caller sends it with its other writes. */
+  bump(pipeline: ChainableCommander, scopes: string[]): void {
     for (const scope of new Set(scopes)) pipeline.set(this.keys.etagScope(scope), randomBytes(9).toString('base64url'), 'EX', TTL_SECONDS);
-    await pipeline.exec();
   }
 }

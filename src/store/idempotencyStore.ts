@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import type { CommandResult } from '../pipeline/command.ts';
 
 /** Retry keys are kept 24 hours (spec Limits). */
@@ -69,8 +69,13 @@ export class IdempotencyStore {
   }
 
   async complete(cacheKey: string, fingerprint: string, commandId: string, result: CommandResult): Promise<void> {
+    await this.completeIn(this.redis.pipeline(), cacheKey, fingerprint, commandId, result).exec();
+  }
+
+  /** Queues a retry key's final result on `pipeline`, for a caller that sends many writes at once. */
+  completeIn(pipeline: ChainableCommander, cacheKey: string, fingerprint: string, commandId: string, result: CommandResult): ChainableCommander {
     const entry: Entry = { state: 'done', fingerprint, commandId, result };
-    await this.redis.set(cacheKey, JSON.stringify(entry), 'EX', RETRY_KEY_TTL_SECONDS);
+    return pipeline.set(cacheKey, JSON.stringify(entry), 'EX', RETRY_KEY_TTL_SECONDS);
   }
 
   /** Frees a key whose request was refused before it became a command (rate limit, enqueue failure). */

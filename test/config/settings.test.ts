@@ -17,4 +17,13 @@ describe('settings from the environment', () => {
   it('splits relay operator fingerprints on commas', () => {
     expect(loadSettings({ RELAY_OPERATOR_FINGERPRINTS: 'SHA256:a, SHA256:b' }).relayOperatorFingerprints).toEqual(['SHA256:a', 'SHA256:b']);
   });
+
+  it('takes pino log levels, an operator token of at least 16 characters and a metrics port', () => {
+    expect(loadSettings({ LOG_LEVEL: 'debug' }).logLevel).toBe('debug');
+    expect(() => loadSettings({ LOG_LEVEL: 'verbose' })).toThrow(/LOG_LEVEL/);
+    expect(loadSettings({}).operatorToken).toBeNull();
+    expect(loadSettings({ OPERATOR_TOKEN: 'a-long-enough-operator-token' }).operatorToken).toBe('a-long-enough-operator-token');
+    expect(() => loadSettings({ OPERATOR_TOKEN: 'short' })).toThrow(/OPERATOR_TOKEN/);
+    expect(loadSettings({ METRICS_PORT: '9500' }).metricsPort).toBe(9500);
+  });
 });
