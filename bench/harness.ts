@@ -40,6 +40,8 @@ export async function startTarget(layout: 'single' | 'split', extraEnv: Record<s
     HOST: '127.0.0.1',
     RATE_LIMIT_SCALE: '1000000',
     LOG_LEVEL: 'error',
+    // Worker-only processes would all claim the default metrics port.
+    METRICS_PORT: '0',
     ...extraEnv,
   };
   const roles = layout === 'single' ? ['all'] : [...Array.from({ length: workers }, () => 'worker'), 'api'];
