@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { connectRedis, warnIfRedisMayEvict } from '../src/redis.ts';
 import { createLogger } from '../src/observability/logger.ts';
-import { RedisServer } from './support/redisServer.ts';
+import { freePort, OwnRedis } from '../scripts/chaos/services.ts';
 
-async function policyWarnings(args: string[]): Promise<{ policy: string | null; lines: string[] }> {
-  const server = await RedisServer.start(args);
+async function policyWarnings(evictionPolicy: string): Promise<{ policy: string | null; lines: string[] }> {
+  const server = new OwnRedis(await freePort(), evictionPolicy);
+  await server.start();
   const lines: string[] = [];
   const connection = connectRedis(server.url, 'policy-check');
   try {
@@ -13,19 +14,20 @@ async function policyWarnings(args: string[]): Promise<{ policy: string | null; 
   } finally {
     connection.disconnect();
     await server.stop();
+    server.cleanUp();
   }
 }
 
 describe('Redis eviction policy at start', () => {
   it('warns in the log when Redis may evict keys', async () => {
-    const { policy, lines } = await policyWarnings(['--maxmemory-policy', 'allkeys-lru']);
+    const { policy, lines } = await policyWarnings('allkeys-lru');
     expect(policy).toBe('allkeys-lru');
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0] as string)).toMatchObject({ level: 40, maxmemoryPolicy: 'allkeys-lru' });
   });
 
   it('says nothing when the policy is noeviction', async () => {
-    const { policy, lines } = await policyWarnings(['--maxmemory-policy', 'noeviction']);
+    const { policy, lines } = await policyWarnings('noeviction');
     expect(policy).toBe('noeviction');
     expect(lines).toEqual([]);
   });

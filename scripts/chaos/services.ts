@@ -16,14 +16,16 @@ export async function freePort(): Promise<number> {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A redis-server of the suite's own: append-only, on a free loopback port, in a temp folder. */
+/** A redis-server of its own (the suite's, or a test's): append-only, on a free loopback port, in a temp folder. */
 export class OwnRedis {
   private child: ChildProcess | null = null;
   readonly dir = mkdtempSync(join(tmpdir(), 'agora-chaos-redis-'));
   readonly port: number;
+  private readonly evictionPolicy: string;
 
-  constructor(port: number) {
+  constructor(port: number, evictionPolicy = 'noeviction') {
     this.port = port;
+    this.evictionPolicy = evictionPolicy;
   }
 
   get url(): string {
@@ -31,7 +33,7 @@ export class OwnRedis {
   }
 
   async start(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', 'noeviction'];
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', this.evictionPolicy];
     this.child = spawn('redis-server', args, { stdio: 'ignore' });
     for (let i = 0; i < 100; i++) {
       try {
