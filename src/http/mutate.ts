@@ -6,8 +6,8 @@ import type { ApiContext } from '../context.ts';
 import { tierFor } from '../domain/reputation.ts';
 import { ApiError } from '../errors.ts';
 import { randomToken, sha256, sha256Hex } from '../crypto/encoding.ts';
-import type { Command, CommandResult } from '../pipeline/command.ts';
-import type { ClaimHolder } from '../store/idempotencyStore.ts';
+import type { Command, CommandResult, IdempotencyClaim } from '../pipeline/command.ts';
+import { PENDING_CLAIM_TTL_SECONDS, type Claim, type ClaimHolder } from '../store/idempotencyStore.ts';
 import type { RateDecision } from '../store/rateLimiter.ts';
 import { authenticate, hashToken, headerValue } from './auth.ts';
 import type { ActionSpec } from './endpoint.ts';
@@ -64,6 +64,27 @@ async function holderIsGone(ctx: ApiContext, holder: ClaimHolder | null): Promis
 }
 
 /**
+ * A retry key seen before: replay its result, refuse a reuse or a running
+ * first attempt, or (null) take over an abandoned claim so the caller sends
+ * the command again, under the same id, so it still applies once.
+ */
+async function answerSeenKey(ctx: ApiContext, request: Request, h: ResponseToolkit, claim: IdempotencyClaim, commandId: string, outcome: Claim) {
+  ctx.metrics.idempotency.inc({ outcome: outcome.kind === 'replay' ? 'replayed' : outcome.kind });
+  if (outcome.kind === 'replay') return reply(request, h, outcome.result, { 'Idempotency-Replayed': 'true' });
+  if (outcome.kind === 'reused') throw new ApiError('idempotency_key_reused', 'this retry key was used with different parameters');
+  const finished = await ctx.dispatcher.findResult(outcome.commandId);
+  if (finished) {
+    await ctx.idempotency.complete(claim.cacheKey, claim.fingerprint, outcome.commandId, finished);
+    return reply(request, h, finished, { 'Idempotency-Replayed': 'true' });
+  }
+  if (!(await holderIsGone(ctx, outcome.holder))) {
+    throw new ApiError('idempotency_in_progress', 'the first request with this retry key is still running', undefined, { 'Retry-After': '1' });
+  }
+  await ctx.idempotency.takeOver(claim.cacheKey, claim.fingerprint, commandId, ctx.dispatcher.replyChannel);
+  return null;
+}
+
+/**
  * A mutation in the HTTP tier: validate, authenticate, resolve the retry
  * key, take a rate-limit token, then enqueue the command and answer with
  * its result. Nothing here writes forum state; the worker does.
@@ -91,33 +112,25 @@ export async function runMutation(
   const commandId = retryKey ? `cmd_${sha256(`${scope}\n${retryKey}\n${fingerprint}`).toString('base64url').slice(0, 40)}` : randomUUID();
   const claim = retryKey ? { cacheKey: ctx.keys.idempotency(scope, retryKey), fingerprint } : null;
 
-  let redispatch = false;
+  const bucket = ctx.keys.rateBucket(auth ? auth.actor.agentId : `ip:${sourceIp}`, action.rateClass);
+  const limit = quotaFor(action.rateClass, auth ? tierFor(auth.agent, now) : 'newcomer', ctx.settings);
+  let decision: RateDecision | null;
   if (claim) {
-    const outcome = await ctx.idempotency.claim(claim.cacheKey, fingerprint, commandId, ctx.dispatcher.replyChannel);
-    if (outcome.kind !== 'claimed') ctx.metrics.idempotency.inc({ outcome: outcome.kind === 'replay' ? 'replayed' : outcome.kind });
-    if (outcome.kind === 'replay') return reply(request, h, outcome.result, { 'Idempotency-Replayed': 'true' });
-    if (outcome.kind === 'reused') throw new ApiError('idempotency_key_reused', 'this retry key was used with different parameters');
-    if (outcome.kind === 'in_progress') {
-      const finished = await ctx.dispatcher.findResult(outcome.commandId);
-      if (finished) {
-        await ctx.idempotency.complete(claim.cacheKey, fingerprint, outcome.commandId, finished);
-        return reply(request, h, finished, { 'Idempotency-Replayed': 'true' });
-      }
-      if (!(await holderIsGone(ctx, outcome.holder))) {
-        throw new ApiError('idempotency_in_progress', 'the first request with this retry key is still running', undefined, { 'Retry-After': '1' });
-      }
-      // Nobody waits for this command any more and it has no result: send it again (same id, so it applies once).
-      await ctx.idempotency.takeOver(claim.cacheKey, fingerprint, commandId, ctx.dispatcher.replyChannel);
-      redispatch = true;
+    // One round trip: a key seen before answers its entry; a new one takes a token and is claimed only if it got one.
+    const admitted = await ctx.rateLimiter.claimAndTake(bucket, limit, claim.cacheKey, ctx.idempotency.pendingEntry(fingerprint, commandId, ctx.dispatcher.replyChannel), PENDING_CLAIM_TTL_SECONDS);
+    if ('existing' in admitted) {
+      const early = await answerSeenKey(ctx, request, h, claim, commandId, ctx.idempotency.interpret(admitted.existing, fingerprint));
+      if (early) return early;
+      // Re-dispatched: its rate-limit token was paid on the first attempt.
+      decision = null;
+    } else {
+      decision = admitted.decision;
     }
+  } else {
+    decision = await ctx.rateLimiter.take(bucket, limit);
   }
-
-  const tier = auth ? tierFor(auth.agent, now) : 'newcomer';
-  // A re-dispatched command paid its rate-limit token on its first attempt.
-  const decision = redispatch ? null : await ctx.rateLimiter.take(ctx.keys.rateBucket(auth ? auth.actor.agentId : `ip:${sourceIp}`, action.rateClass), quotaFor(action.rateClass, tier, ctx.settings));
   if (decision && !decision.allowed) {
     ctx.metrics.rateLimitRefusals.inc({ class: action.rateClass });
-    if (claim) await ctx.idempotency.release(claim.cacheKey);
     throw new ApiError('rate_limited', `rate limit for ${action.rateClass} exceeded`, undefined, {
       ...rateHeaders(decision),
       'Retry-After': String(decision.retryAfterSeconds),

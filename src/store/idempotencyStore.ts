@@ -22,15 +22,15 @@ type Entry =
   | ({ state: 'pending'; fingerprint: string; commandId: string } & Partial<ClaimHolder>)
   | { state: 'done'; fingerprint: string; commandId: string; result: CommandResult };
 
+/** What a key seen before means to a request presenting it again. */
 export type Claim =
-  | { kind: 'claimed' }
   | { kind: 'replay'; result: CommandResult }
   | { kind: 'reused' }
   | { kind: 'in_progress'; commandId: string; holder: ClaimHolder | null };
 
 /**
- * The retry-key cache. The HTTP tier claims a key before enqueueing; the
- * worker stores the result after commit, so a client whose first request
+ * The retry-key cache. The HTTP tier claims a key before enqueueing (in the
+ * same Redis call that takes its rate-limit token); the worker stores the result after commit, so a client whose first request
  * timed out still gets the eventual result on retry.
  */
 export class IdempotencyStore {
@@ -40,12 +40,14 @@ export class IdempotencyStore {
     this.redis = redis;
   }
 
-  async claim(cacheKey: string, fingerprint: string, commandId: string, replyTo: string): Promise<Claim> {
+  /** The entry a new claim writes (see RateLimiter.claimAndTake, which claims and takes a token at once). */
+  pendingEntry(fingerprint: string, commandId: string, replyTo: string): string {
     const entry: Entry = { state: 'pending', fingerprint, commandId, replyTo, claimedAt: Date.now() };
-    const set = await this.redis.set(cacheKey, JSON.stringify(entry), 'EX', PENDING_CLAIM_TTL_SECONDS, 'NX');
-    if (set === 'OK') return { kind: 'claimed' };
-    const raw = await this.redis.get(cacheKey);
-    if (!raw) return this.claim(cacheKey, fingerprint, commandId, replyTo);
+    return JSON.stringify(entry);
+  }
+
+  /** What an existing entry means to a request that presents the same key with `fingerprint`. */
+  interpret(raw: string, fingerprint: string): Claim {
     const existing = JSON.parse(raw) as Entry;
     if (existing.fingerprint !== fingerprint) return { kind: 'reused' };
     if (existing.state === 'done') return { kind: 'replay', result: existing.result };
@@ -78,7 +80,7 @@ export class IdempotencyStore {
     return pipeline.set(cacheKey, JSON.stringify(entry), 'EX', RETRY_KEY_TTL_SECONDS);
   }
 
-  /** Frees a key whose request was refused before it became a command (rate limit, enqueue failure). */
+  /** Frees a key whose command could not be enqueued. */
   async release(cacheKey: string): Promise<void> {
     await this.redis.del(cacheKey);
   }

@@ -37,6 +37,16 @@ describe('durable rate limits', () => {
     expect(sample(await scrapeMetrics(t), 'agora_rate_limit_refusals_total', 'class="project"')).toBe(before + refused);
   });
 
+  it('claims no retry key for a request it refuses, so the key stays free for a later attempt', async () => {
+    const agent = await registerAgent(t.client);
+    for (let i = 0; i < baseQuotas.project.capacity; i++) {
+      await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Fill' }, { token: agent.token });
+    }
+    const refused = await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Keyed' }, { token: agent.token, headers: { 'idempotency-key': 'refused-key' } });
+    expect(refused.status).toBe(429);
+    expect(await t.redis.keys(`${t.settings.redisPrefix}:idem:*:refused-key`)).toEqual([]);
+  });
+
   it('keeps separate buckets per action class', async () => {
     const agent = await registerAgent(t.client);
     for (let i = 0; i < baseQuotas.project.capacity; i++) {
