@@ -16,6 +16,7 @@ import { DependencyHealth } from './observability/outages.ts';
 import { Dispatcher } from './pipeline/dispatcher.ts';
 import { ReplyListener } from './pipeline/replies.ts';
 import { closeRedis, connectRedis, redisKeys, redisReady, warnIfRedisMayEvict } from './redis.ts';
+import { CredentialCache } from './store/credentialCache.ts';
 import { EtagFingerprints } from './store/etagFingerprints.ts';
 import { IdempotencyStore } from './store/idempotencyStore.ts';
 import { RateLimiter } from './store/rateLimiter.ts';
@@ -80,6 +81,7 @@ async function startApiRole(runtime: Runtime): Promise<{ server: Server; stop: (
     redis,
     keys,
     etags: new EtagFingerprints(redis, keys),
+    credentials: new CredentialCache(redis, keys),
     idempotency: new IdempotencyStore(redis),
     rateLimiter: new RateLimiter(redis),
     dispatcher,

@@ -6,6 +6,7 @@ import type { Metrics } from './observability/metrics.ts';
 import type { DependencyHealth } from './observability/outages.ts';
 import type { Dispatcher } from './pipeline/dispatcher.ts';
 import type { RedisKeys } from './redis.ts';
+import type { CredentialCache } from './store/credentialCache.ts';
 import type { EtagFingerprints } from './store/etagFingerprints.ts';
 import type { IdempotencyStore } from './store/idempotencyStore.ts';
 import type { RateLimiter } from './store/rateLimiter.ts';
@@ -17,6 +18,7 @@ export interface ApiContext {
   redis: Redis;
   keys: RedisKeys;
   etags: EtagFingerprints;
+  credentials: CredentialCache;
   idempotency: IdempotencyStore;
   rateLimiter: RateLimiter;
   dispatcher: Dispatcher;

@@ -26,6 +26,7 @@ export function redisKeys(prefix: string) {
     idempotency: (scope: string, key: string) => `${prefix}:idem:${scope}:${key}`,
     rateBucket: (subject: string, rateClass: string) => `${prefix}:rate:${rateClass}:${subject}`,
     etagScope: (scope: string) => `${prefix}:etag:${scope}`,
+    credential: (tokenHash: string) => `${prefix}:credential:${tokenHash}`,
     replyChannel: (instanceId: string) => `${prefix}:replies:${instanceId}`,
   };
 }

@@ -6,6 +6,7 @@ import { isConnectionError, outageOf } from '../src/observability/outages.ts';
 import { allPartitionQueueNames, queueCounts } from '../src/pipeline/partitions.ts';
 import { encodeReply } from '../src/pipeline/replies.ts';
 import { redisKeys } from '../src/redis.ts';
+import { CredentialCache } from '../src/store/credentialCache.ts';
 import { EtagFingerprints } from '../src/store/etagFingerprints.ts';
 import { IdempotencyStore } from '../src/store/idempotencyStore.ts';
 import { executeBatch, type BatchRetryListener, type Execution } from './executeCommand.ts';
@@ -26,6 +27,7 @@ export async function startCommandWorkers(runtime: Runtime): Promise<CommandWork
   const { settings, orm, redis, logger, metrics } = runtime;
   const keys = redisKeys(settings.redisPrefix);
   const etags = new EtagFingerprints(redis, keys);
+  const credentials = new CredentialCache(redis, keys);
   const idempotency = new IdempotencyStore(redis);
   const ledger = startLedgerPublisher(orm, logger, runtime.health);
   const commandIds = (commands: Command[]) => commands.map((c) => c.commandId);
@@ -34,13 +36,14 @@ export async function startCommandWorkers(runtime: Runtime): Promise<CommandWork
 
   /**
    * After commit, in one Redis round trip whatever the batch size: fresh
-   * ETags, retry-key results, then one reply per command (a pipeline runs in
+   * ETags, tombstones for changed credentials, retry-key results, then one reply per command (a pipeline runs in
    * order, so a client that hears its reply finds both already in place).
    */
   const deliver = async (executions: Execution[]) => {
     ledger.nudge();
     const pipeline = redis.pipeline();
     etags.bump(pipeline, executions.flatMap((e) => e.touched));
+    credentials.expire(pipeline, executions.flatMap((e) => e.expiredCredentials ?? []));
     for (const { command, result } of executions) {
       if (command.idempotency) idempotency.completeIn(pipeline, command.idempotency.cacheKey, command.idempotency.fingerprint, command.commandId, result);
       pipeline.publish(command.replyTo, encodeReply(command.commandId, result));
@@ -82,6 +85,7 @@ export async function startCommandWorkers(runtime: Runtime): Promise<CommandWork
   const queues: Queue[] = [];
   for (const name of allPartitionQueueNames(settings.partitions)) {
     const queue = new Queue(name, { connection: redis, prefix: settings.redisPrefix });
+    queue.on('error', () => {}); // reported by the connection's watcher, once per outage
     await queue.setGlobalConcurrency(1);
     queues.push(queue);
     const worker = new Worker<CommandBatch>(name, process, {

@@ -28,6 +28,8 @@ export interface CommandContext<P> {
   emit(event: EventDraft): void;
   /** Marks read scopes whose ETag fingerprints must change once this command commits. */
   touch(...scopes: string[]): void;
+  /** Names tokens (by hash) whose cached lookups must die once this command commits: revoked, or their agent's key changed. */
+  expireCredentials(...tokenHashes: string[]): void;
 }
 
 /**

@@ -101,7 +101,7 @@ export async function runMutation(
   const params = validate(actionSchema(action), fields) as Record<string, unknown>;
   const now = new Date();
   const em = ctx.orm.em.fork();
-  const auth = await authenticate(request, em, now);
+  const auth = await authenticate(request, em, ctx.credentials, now);
   if (action.auth === 'agent' && !auth) throw new ApiError('unauthenticated', 'this mutation needs an agent token (Authorization: Bearer, or access_token on GET)');
 
   const sourceIp = request.info.remoteAddress;

@@ -38,7 +38,7 @@ export async function runRead(ctx: ApiContext, request: Request, h: ResponseTool
   const query = validate(fullReadSchema(read), input) as Record<string, unknown> & { view: View };
   const now = new Date();
   const em = ctx.orm.em.fork();
-  const auth = await authenticate(request, em, now);
+  const auth = await authenticate(request, em, ctx.credentials, now);
   const needsAuth = read.auth === 'required' || (read.requiresAuth?.(query) ?? false);
   if (needsAuth && !auth) throw new ApiError('unauthenticated', 'this read needs an agent token');
   const actor = read.auth === 'none' && !needsAuth ? null : (auth?.actor ?? null);

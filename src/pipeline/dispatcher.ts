@@ -117,6 +117,9 @@ export class Dispatcher {
           },
         }),
     );
+    // A lost connection is reported by the connection's own watcher (DependencyHealth); without a
+    // listener here BullMQ would print every reconnection error to stderr.
+    for (const queue of this.queues) queue.on('error', () => {});
     this.lanes = this.queues.map((q) => new PartitionLane(q));
   }
 

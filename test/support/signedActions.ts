@@ -54,12 +54,12 @@ export function forge(signing: Signing, keys: KeyPair, change: { payload?: (p: R
 }
 
 /** Dual-signed key rotation; returns the new key pair. */
-export async function rotateKey(client: Client, agent: TestAgent): Promise<KeyPair> {
+export async function rotateKey(client: Client, agent: TestAgent, extra: Record<string, string> = {}): Promise<KeyPair> {
   const next = newKeyPair();
   const challenge = await client.post('/api/forum/agents/key-rotation', { action: 'challenge', newPublicKey: next.publicKey }, { token: agent.token });
   if (challenge.status !== 200) throw new Error(`rotation challenge failed: ${JSON.stringify(challenge.body)}`);
   const { challengeId, message } = challenge.body.challenge;
-  const done = await client.post('/api/forum/agents/key-rotation', { action: 'complete', challengeId, oldSignature: signMessage(agent.keys, message), newSignature: signMessage(next, message) }, { token: agent.token });
+  const done = await client.post('/api/forum/agents/key-rotation', { action: 'complete', challengeId, oldSignature: signMessage(agent.keys, message), newSignature: signMessage(next, message), ...extra }, { token: agent.token });
   if (done.status !== 200) throw new Error(`rotation failed: ${JSON.stringify(done.body)}`);
   return next;
 }

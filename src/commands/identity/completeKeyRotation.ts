@@ -17,7 +17,7 @@ export interface CompleteKeyRotationParams {
 /** Switches the active key once both keys have signed the rotation message. */
 export const completeKeyRotation = defineCommand<CompleteKeyRotationParams>({
   type: 'identity.rotation.complete',
-  async handle({ em, params, now, actor, emit, touch }) {
+  async handle({ em, params, now, actor, emit, touch, expireCredentials }) {
     const agent = await agentById(em, actor().agentId);
     const challenge = await liveChallenge(em, params.challengeId, 'rotate', now);
     if (challenge.agentId !== agent.id || !challenge.newPublicKey) throw new ApiError('challenge_expired', 'the challenge is unknown, used or expired; request a new one');
@@ -32,6 +32,9 @@ export const completeKeyRotation = defineCommand<CompleteKeyRotationParams>({
     agent.publicKey = challenge.newPublicKey;
     agent.fingerprint = keyFingerprint(challenge.newPublicKey);
     agent.updatedAt = now;
+    // Every live token's cached lookup carries the old key's fingerprint: all of them are looked up afresh.
+    const live = await em.execute<{ token_hash: string }[]>('select token_hash from access_token where agent_id = ? and revoked_at is null', [agent.id]);
+    expireCredentials(...live.map((t) => t.token_hash));
     const revokedTokens = params.revokeTokens ? await em.nativeUpdate(AccessToken, { agentId: agent.id, revokedAt: null }, { revokedAt: now }) : 0;
     emit({ type: 'agent.key-rotated', subjectId: agent.id, data: { previousFingerprint, fingerprint: agent.fingerprint, revokedTokens } });
     touch('agents', `agent:${agent.id}`, `tokens:${agent.id}`);

@@ -46,7 +46,11 @@ async function latestPost(em: EntityManager, projectSlug: string): Promise<{ id:
  * cursor then never skips a post of the same project.
  */
 async function nextPostId(em: EntityManager, projectSlug: string, now: Date): Promise<{ id: string; at: Date }> {
-  const last = await latestPost(em, projectSlug);
+  return postIdAfter(await latestPost(em, projectSlug), now);
+}
+
+/** The next post id of a project whose latest post is `last`: sorts after it, dated no earlier than `now`. */
+export function postIdAfter(last: { id: string; createdAt: Date } | null, now: Date): { id: string; at: Date } {
   const id = newId('pst', now.getTime());
   if (!last || id > last.id) return { id, at: now };
   // The latest post's createdAt is its id's time, so one millisecond later sorts after it.
@@ -54,7 +58,7 @@ async function nextPostId(em: EntityManager, projectSlug: string, now: Date): Pr
   return { id: newId('pst', at.getTime()), at };
 }
 
-const badParent = (issue: string) => new ApiError('invalid_request', `parentPostId ${issue}`, [{ field: 'parentPostId', issue }]);
+export const badParent = (issue: string) => new ApiError('invalid_request', `parentPostId ${issue}`, [{ field: 'parentPostId', issue }]);
 
 /**
  * Any authenticated agent posts; the author is always that agent, with the

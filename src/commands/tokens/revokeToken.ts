@@ -10,11 +10,12 @@ export interface RevokeTokenParams {
 /** Revokes one token of the caller. Someone else's token is "not found", never "forbidden". */
 export const revokeToken = defineCommand<RevokeTokenParams>({
   type: 'token.revoke',
-  async handle({ em, params, now, actor, emit, touch }) {
+  async handle({ em, params, now, actor, emit, touch, expireCredentials }) {
     const me = actor();
     const token = await em.findOne(AccessToken, { id: params.tokenId, agentId: me.agentId, revokedAt: null });
     if (!token) throw notFound(`token ${params.tokenId}`);
     token.revokedAt = now;
+    expireCredentials(token.tokenHash);
     // A token inventory is private: the public ledger does not tie token ids to a handle.
     emit({ type: 'token.revoked', subjectId: token.id, actor: null });
     touch(`tokens:${me.agentId}`);

@@ -1,13 +1,25 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Post } from '../../entities/post.ts';
 import { projectPartition } from './partitions.ts';
+
+/** A post never changes project, so its partition is remembered (per API instance, bounded). */
+const MAX_REMEMBERED = 100_000;
+const remembered = new Map<string, string>();
+
+function remember(postId: string, partition: string): string {
+  if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value as string);
+  remembered.set(postId, partition);
+  return partition;
+}
 
 /**
  * Votes and flags run in their post's project partition, serialized with
- * the post's other changes; the post id is resolved to the project here.
- * An unknown post still needs a partition: the command then answers 404.
+ * the post's other changes; the post id is resolved to the project here, from
+ * Postgres the first time and from memory after. An unknown post still needs
+ * a partition (not remembered: it may exist later): the command then answers 404.
  */
 export async function postPartition(params: { postId: string }, _actor: unknown, em: EntityManager): Promise<string> {
+  const known = remembered.get(params.postId);
+  if (known) return known;
   const rows = await em.execute<{ project_slug: string }[]>('select project_slug from post where id = ?', [params.postId]);
-  return rows[0] ? projectPartition(rows[0].project_slug) : `post:${params.postId}`;
+  return rows[0] ? remember(params.postId, projectPartition(rows[0].project_slug)) : `post:${params.postId}`;
 }

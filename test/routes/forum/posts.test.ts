@@ -8,7 +8,7 @@ import type { Command } from '../../../src/pipeline/command.ts';
 import { executeBatch } from '../../../workers/executeCommand.ts';
 import { registerAgent, unique, type TestAgent } from '../../support/client.ts';
 import { createPost, createTopic, newTopic, type TestTopic } from '../../support/forum.ts';
-import { useTestApp } from '../../support/testApp.ts';
+import { deleteKeys, useTestApp } from '../../support/testApp.ts';
 
 const t = useTestApp();
 let topic: TestTopic;
@@ -291,6 +291,8 @@ describe('reputation-scaled quotas', () => {
     expect((await t.client.get('/api/forum/agents/me', {}, { token: agent.token })).body.agent.standing.tier).toBe('newcomer');
 
     await t.orm.em.fork().nativeUpdate(Agent, { id: agent.agentId }, { createdAt: new Date(Date.now() - 2 * 86_400_000), postCount: 10 });
+    // The API tier takes an agent's standing from its cached token lookup for up to a minute; let this one lapse now.
+    await deleteKeys(t.redis, `${t.settings.redisPrefix}:credential:*`);
     const me = await t.client.get('/api/forum/agents/me', {}, { token: agent.token });
     expect(me.body.agent.standing).toMatchObject({ tier: 'participant', score: 11, signals: { ageDays: 2, posts: 10 } });
     expect(me.body.agent.standing.limits.post.limit).toBe(2 * newcomerLimit);

@@ -1,0 +1,123 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { MAX_THREAD_DEPTH, Post } from '../../entities/post.ts';
+import { ApiError, notFound } from '../../errors.ts';
+import type { Command } from '../../pipeline/command.ts';
+import { presentPost } from '../../views/post.ts';
+import type { SignalChange } from '../agentSignals.ts';
+import { badParent, createPost, postIdAfter, type CreatePostParams } from '../posts/createPost.ts';
+import { postScopes } from '../posts/postLookup.ts';
+import { requireActor, type EventDraft } from '../types.ts';
+import { applySignals } from './signals.ts';
+import type { Decision, SetBasedHandler } from './types.ts';
+
+interface TopicRow {
+  id: string;
+  project_id: string;
+  project_slug: string;
+  slug: string;
+  review_mode: string;
+}
+interface ParentRow {
+  id: string;
+  topic_id: string;
+  root_post_id: string;
+  depth: number;
+}
+interface AuthorRow {
+  id: string;
+  handle: string;
+  fingerprint: string;
+}
+
+const topicKey = (projectSlug: string, topicSlug: string) => `${projectSlug}/${topicSlug}`;
+const paramsOf = (command: Command) => command.data as unknown as CreatePostParams;
+const refusal = (command: Command, error: ApiError): Decision => ({ command, result: { status: error.status, body: { error: error.toBody() } }, outcome: 'refused', events: [], touched: [] });
+
+/** Everything a run of post.create commands refers to, one query per table. */
+async function load(em: EntityManager, commands: Command[]) {
+  const params = commands.map(paramsOf);
+  const projects = [...new Set(params.map((p) => p.projectSlug))];
+  const parentIds = [...new Set(params.flatMap((p) => (p.parentPostId ? [p.parentPostId] : [])))];
+  const authorIds = [...new Set(commands.map((c) => requireActor(c.actor).agentId))];
+  const [topics, parents, authors, latest] = await Promise.all([
+    em.execute<TopicRow[]>('select id, project_id, project_slug, slug, review_mode from topic where project_slug in (?)', [projects]),
+    parentIds.length > 0 ? em.execute<ParentRow[]>('select id, topic_id, root_post_id, depth from post where id in (?)', [parentIds]) : Promise.resolve([]),
+    em.execute<AuthorRow[]>('select id, handle, fingerprint from agent where id in (?)', [authorIds]),
+    em.execute<{ project_slug: string; id: string; created_at: Date }[]>(
+      'select distinct on (project_slug) project_slug, id, created_at from post where project_slug in (?) order by project_slug, id desc',
+      [projects],
+    ),
+  ]);
+  return {
+    topics: new Map(topics.map((t) => [topicKey(t.project_slug, t.slug), t])),
+    parents: new Map(parents.map((p) => [p.id, p])),
+    authors: new Map(authors.map((a) => [a.id, a])),
+    latest: new Map(latest.map((l) => [l.project_slug, { id: l.id, createdAt: new Date(l.created_at) }])),
+  };
+}
+
+/**
+ * post.create for a whole run of commands: the same rules as createPost
+ * (src/commands/posts/createPost.ts), decided in order over loaded state, so
+ * a reply may name a post created earlier in the same batch.
+ */
+export const createPosts: SetBasedHandler = {
+  type: createPost.type,
+  // A review opens a review case: that stays on the per-command path.
+  accepts: (command) => paramsOf(command).review !== true,
+  async apply(em, commands, now) {
+    const state = await load(em, commands);
+    const rows: Post[] = [];
+    const signals: SignalChange[] = [];
+    const decisions = commands.map((command): Decision => {
+      const params = paramsOf(command);
+      const topic = state.topics.get(topicKey(params.projectSlug, params.topicSlug));
+      if (!topic) return refusal(command, notFound(`topic ${params.projectSlug}/${params.topicSlug}`));
+      const parent = params.parentPostId ? state.parents.get(params.parentPostId) : undefined;
+      if (params.parentPostId && !parent) return refusal(command, badParent('is not a post'));
+      if (parent && parent.topic_id !== topic.id) return refusal(command, badParent('is a post of another topic'));
+      const author = state.authors.get(requireActor(command.actor).agentId);
+      if (!author) return refusal(command, new ApiError('invalid_token', 'the access token is unknown or revoked'));
+      const { id, at } = postIdAfter(state.latest.get(topic.project_slug) ?? null, now);
+      const post = {
+        id,
+        projectId: topic.project_id,
+        projectSlug: topic.project_slug,
+        topicId: topic.id,
+        topicSlug: topic.slug,
+        authorId: author.id,
+        authorHandle: author.handle,
+        authorFingerprint: author.fingerprint,
+        parentPostId: parent?.id ?? null,
+        rootPostId: parent?.root_post_id ?? id,
+        depth: parent ? Math.min(parent.depth + 1, MAX_THREAD_DEPTH) : 0,
+        body: params.body,
+        stance: params.stance ?? null,
+        reviewRequested: false,
+        moderationState: 'visible',
+        moderationReason: null,
+        supportCount: 0,
+        contestCount: 0,
+        createdAt: at,
+        updatedAt: at,
+      } as Post;
+      rows.push(post);
+      state.latest.set(topic.project_slug, { id, createdAt: at });
+      // Later replies in this batch may answer this post.
+      state.parents.set(id, { id, topic_id: topic.id, root_post_id: post.rootPostId, depth: post.depth });
+      signals.push({ agentId: author.id, postCount: 1 });
+      const event: EventDraft = {
+        type: 'post.created',
+        projectSlug: topic.project_slug,
+        topicSlug: topic.slug,
+        subjectId: id,
+        data: { parentPostId: post.parentPostId, rootPostId: post.rootPostId, depth: post.depth, stance: post.stance, reviewRequested: false },
+      };
+      return { command, result: { status: 200, body: { post: presentPost(post, params.view) } }, outcome: 'applied', events: [event], touched: postScopes(topic.project_slug) };
+    });
+    if (rows.length > 0) await em.insertMany(Post, rows);
+    const agentScopes = await applySignals(em, signals);
+    for (const decision of decisions) if (decision.outcome === 'applied') decision.touched.push(...agentScopes);
+    return decisions;
+  },
+};

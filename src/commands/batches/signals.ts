@@ -1,0 +1,36 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { SignalChange } from '../agentSignals.ts';
+
+/** Sums the changes per agent: one counter update per agent per batch. */
+export function sumSignals(changes: SignalChange[]): SignalChange[] {
+  const byAgent = new Map<string, Required<SignalChange>>();
+  for (const change of changes) {
+    const sum = byAgent.get(change.agentId) ?? { agentId: change.agentId, postCount: 0, votesCast: 0, supportReceived: 0, contestReceived: 0 };
+    sum.postCount += change.postCount ?? 0;
+    sum.votesCast += change.votesCast ?? 0;
+    sum.supportReceived += change.supportReceived ?? 0;
+    sum.contestReceived += change.contestReceived ?? 0;
+    byAgent.set(change.agentId, sum);
+  }
+  return [...byAgent.values()].filter((s) => s.postCount || s.votesCast || s.supportReceived || s.contestReceived);
+}
+
+/**
+ * The set-based twin of adjustSignals: in-place increments for many agents
+ * in two statements. Rows are locked in id order first, as adjustSignals
+ * does, so batches of different partitions never deadlock on agents.
+ */
+export async function applySignals(em: EntityManager, changes: SignalChange[]): Promise<string[]> {
+  const sums = sumSignals(changes).sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
+  if (sums.length === 0) return [];
+  const ids = sums.map((s) => s.agentId);
+  await em.execute('select 1 from "agent" where "id" in (?) order by "id" for update', [ids]);
+  await em.execute(
+    `update "agent" a set "post_count" = a."post_count" + v.pc, "votes_cast" = a."votes_cast" + v.vc,
+            "support_received" = a."support_received" + v.sr, "contest_received" = a."contest_received" + v.cr
+       from json_to_recordset(?::json) as v(id text, pc int, vc int, sr int, cr int)
+      where a."id" = v.id`,
+    [JSON.stringify(sums.map((s) => ({ id: s.agentId, pc: s.postCount, vc: s.votesCast, sr: s.supportReceived, cr: s.contestReceived })))],
+  );
+  return [...ids.map((id) => `agent:${id}`), 'agents'];
+}

@@ -1,0 +1,47 @@
+import type { ChainableCommander, Redis } from 'ioredis';
+import type { RedisKeys } from '../redis.ts';
+
+/** How long a token's lookup is reused: also how stale an agent's tier and a token's lastUsedAt may be. */
+export const CREDENTIAL_TTL_SECONDS = 60;
+/** Longer than any API instance takes between its Postgres lookup and its cache fill. */
+const TOMBSTONE_TTL_SECONDS = 120;
+const TOMBSTONE = 'expired';
+
+/** A live token and its agent as Postgres answered (the agent row raw, for the entity mapper). */
+export interface CachedCredential {
+  tokenId: string;
+  agent: Record<string, unknown>;
+}
+
+/**
+ * Token lookups cached in Redis, shared by every API instance, so an
+ * authenticated request needs no Postgres. Revocation is immediate on every
+ * instance: after commit and before the reply leaves, the worker overwrites
+ * the affected tokens' entries with a tombstone, and a fill only writes where
+ * no key exists (SET NX), so a lookup that raced the revocation cannot put
+ * the token back.
+ */
+export class CredentialCache {
+  private readonly redis: Redis;
+  private readonly keys: RedisKeys;
+
+  constructor(redis: Redis, keys: RedisKeys) {
+    this.redis = redis;
+    this.keys = keys;
+  }
+
+  /** The cached credential; null when nothing usable is cached (never looked up, expired, or revoked meanwhile). */
+  async get(tokenHash: string): Promise<CachedCredential | null> {
+    const raw = await this.redis.get(this.keys.credential(tokenHash));
+    return raw && raw !== TOMBSTONE ? (JSON.parse(raw) as CachedCredential) : null;
+  }
+
+  async fill(tokenHash: string, credential: CachedCredential): Promise<void> {
+    await this.redis.set(this.keys.credential(tokenHash), JSON.stringify(credential), 'EX', CREDENTIAL_TTL_SECONDS, 'NX');
+  }
+
+  /** Queues tombstones for tokens whose credential changed (revoked, or their agent's key rotated). */
+  expire(pipeline: ChainableCommander, tokenHashes: string[]): void {
+    for (const hash of new Set(tokenHashes)) pipeline.set(this.keys.credential(hash), TOMBSTONE, 'EX', TOMBSTONE_TTL_SECONDS);
+  }
+}

@@ -1,0 +1,68 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, registerAgent, type TestAgent } from '../support/client.ts';
+import { rotateKey } from '../support/signedActions.ts';
+import { testEnv, useTestApp } from '../support/testApp.ts';
+
+// Instance A: the test app (API and workers). Instance B: a second API process on the same Redis and Postgres.
+const a = useTestApp();
+let b: Client;
+let child: ChildProcess;
+
+beforeAll(async () => {
+  const port = String(20_000 + Math.floor(Math.random() * 20_000));
+  child = spawn(process.execPath, ['src/main.ts', 'api'], { env: { ...process.env, ...testEnv({ PORT: port, REDIS_PREFIX: a.settings.redisPrefix }) }, stdio: 'ignore' });
+  b = new Client(`http://127.0.0.1:${port}`);
+  for (let i = 0; i < 100 && (await b.get('/readyz').catch(() => null))?.status !== 200; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+});
+afterAll(() => {
+  child.kill('SIGKILL');
+});
+
+/** Another token for the agent (registering again with its key), so one can be revoked while the other acts. */
+async function secondToken(agent: TestAgent): Promise<{ token: string; tokenId: string }> {
+  const again = await registerAgent(a.client, agent.handle, agent.keys);
+  return { token: again.token, tokenId: again.tokenId };
+}
+
+const me = (client: Client, token: string) => client.get('/api/forum/agents/me', {}, { token });
+
+describe('cached token lookups across API instances', () => {
+  it('serves a token from the cache without Postgres once it has been looked up', async () => {
+    const agent = await registerAgent(a.client);
+    expect((await me(b, agent.token)).status).toBe(200);
+    const cached = await a.redis.keys(`${a.settings.redisPrefix}:credential:*`);
+    expect(cached.length).toBeGreaterThan(0);
+  });
+
+  it('refuses a revoked token on the very next request on another instance', async () => {
+    const agent = await registerAgent(a.client);
+    const other = await secondToken(agent);
+    expect((await me(b, other.token)).status).toBe(200);
+    const revoked = await a.client.post('/api/forum/tokens', { action: 'revoke', tokenId: other.tokenId }, { token: agent.token });
+    expect(revoked.status).toBe(200);
+    const next = await me(b, other.token);
+    expect(next.status).toBe(401);
+    expect(next.body.error.code).toBe('invalid_token');
+    expect((await me(b, agent.token)).status).toBe(200);
+  });
+
+  it('refuses every other token on every instance right after revoke-others', async () => {
+    const agent = await registerAgent(a.client);
+    const others = [await secondToken(agent), await secondToken(agent)];
+    for (const other of others) expect((await me(b, other.token)).status).toBe(200);
+    expect((await b.post('/api/forum/tokens', { action: 'revoke-others' }, { token: agent.token })).status).toBe(200);
+    for (const other of others) {
+      expect((await me(a.client, other.token)).status).toBe(401);
+      expect((await me(b, other.token)).status).toBe(401);
+    }
+    expect((await me(b, agent.token)).status).toBe(200);
+  });
+
+  it('refuses the old tokens on another instance right after a key rotation that revokes them', async () => {
+    const agent = await registerAgent(a.client);
+    expect((await me(b, agent.token)).status).toBe(200);
+    await rotateKey(a.client, agent, { revokeTokens: 'true' });
+    expect((await me(b, agent.token)).status).toBe(401);
+  });
+});

@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Command } from '../../src/pipeline/command.ts';
+import { executeBatch } from '../../workers/executeCommand.ts';
+import { registerAgent, unique, type TestAgent } from '../support/client.ts';
+import { newTopic, type TestTopic } from '../support/forum.ts';
+import { useTestApp } from '../support/testApp.ts';
+
+const t = useTestApp();
+let topic: TestTopic;
+let voters: TestAgent[];
+beforeAll(async () => {
+  topic = await newTopic(t.client);
+  voters = await Promise.all([1, 2, 3].map(() => registerAgent(t.client)));
+});
+
+function command(agent: TestAgent, type: string, data: Record<string, unknown>, commandId: string = randomUUID()): Command {
+  return { commandId, type, actor: { agentId: agent.agentId, handle: agent.handle, tokenId: agent.tokenId, fingerprint: 'unused' }, data: { view: 'compact', ...data }, partitionKey: `project:${topic.projectSlug}`, idempotency: null, replyTo: 'unused' };
+}
+const post = (agent: TestAgent, data: Record<string, unknown> = {}, id?: string) => command(agent, 'post.create', { projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: unique('body '), review: false, ...data }, id);
+const vote = (agent: TestAgent, postId: string, value: 'support' | 'contest') => command(agent, 'vote.cast', { postId, value });
+
+/** Runs a batch and reports whether it needed the per-command path. */
+async function run(commands: Command[]) {
+  const retries: string[] = [];
+  const outcome = await executeBatch(t.orm.em, t.settings, commands, (mode) => retries.push(mode));
+  return { ...outcome, retries };
+}
+
+describe('a batch of hot commands applied set-based', () => {
+  it('applies accepted and refused posts of one batch in order without falling back, replies included', async () => {
+    const first = post(topic.owner);
+    const missingTopic = post(topic.owner, { topicSlug: 'no-such-topic' });
+    const strayReply = post(topic.owner, { parentPostId: 'pst_does_not_exist' });
+    const { executions, failures, retries } = await run([first, missingTopic, strayReply, post(voters[0] as TestAgent)]);
+    expect(failures).toEqual([]);
+    expect(retries).toEqual([]);
+    expect(executions.map((e) => e.result.status)).toEqual([200, 404, 400, 200]);
+    expect(executions.map((e) => e.outcome)).toEqual(['applied', 'refused', 'refused', 'applied']);
+    const ids = executions.filter((e) => e.result.status === 200).map((e) => (e.result.body.post as { id: string }).id);
+    expect(ids[0]! < ids[1]!).toBe(true);
+    const rows = await t.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from post where id in (?)', [ids]);
+    expect(rows[0]?.n).toBe(2);
+    const refusals = await t.orm.em.fork().execute<{ status: number }[]>('select status from processed_command where command_id in (?) order by status', [[missingTopic.commandId, strayReply.commandId]]);
+    expect(refusals.map((r) => r.status)).toEqual([400, 404]);
+  });
+
+  it('lets a reply in a batch answer a post created earlier in the same batch', async () => {
+    const root = post(topic.owner);
+    const { executions: [created] } = await run([root]);
+    const rootId = (created?.result.body.post as { id: string }).id;
+    const child = post(voters[0] as TestAgent, { parentPostId: rootId });
+    const { executions } = await run([child]);
+    expect(executions[0]?.result.body.post).toMatchObject({ parentPostId: rootId, rootPostId: rootId, depth: 1 });
+  });
+
+  it('applies a command that appears twice in one batch once, answering both with the first result', async () => {
+    const id = randomUUID();
+    const body = unique('twice ');
+    const { executions, retries } = await run([post(topic.owner, { body }, id), post(topic.owner, { body }, id)]);
+    expect(retries).toEqual([]);
+    expect(executions[1]?.result).toEqual(executions[0]?.result);
+    expect(executions.map((e) => e.outcome)).toEqual(['applied', 'replayed']);
+    const rows = await t.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from post where body = ?', [body]);
+    expect(rows[0]?.n).toBe(1);
+  });
+
+  it('keeps the tally and the counters exact across votes, re-casts and a missing post in one batch', async () => {
+    const { executions: [created] } = await run([post(topic.owner)]);
+    const postId = (created?.result.body.post as { id: string }).id;
+    const [a, b, c] = voters as [TestAgent, TestAgent, TestAgent];
+    const before = await t.orm.em.fork().execute<{ id: string; votes_cast: number; support_received: number; contest_received: number }[]>('select id, votes_cast, support_received, contest_received from agent where id in (?)', [[a.agentId, topic.owner.agentId]]);
+    const { executions, retries } = await run([vote(a, postId, 'support'), vote(b, postId, 'support'), vote(c, 'pst_missing', 'support'), vote(a, postId, 'contest'), vote(c, postId, 'contest')]);
+    expect(retries).toEqual([]);
+    expect(executions.map((e) => e.result.status)).toEqual([200, 200, 404, 200, 200]);
+    expect(executions.map((e) => e.result.body.tally)).toEqual([{ support: 1, contest: 0 }, { support: 2, contest: 0 }, undefined, { support: 1, contest: 1 }, { support: 1, contest: 2 }]);
+    const [stored] = await t.orm.em.fork().execute<{ support_count: number; contest_count: number }[]>('select support_count, contest_count from post where id = ?', [postId]);
+    expect(stored).toEqual({ support_count: 1, contest_count: 2 });
+    const votes = await t.orm.em.fork().execute<{ agent_id: string; value: string }[]>('select agent_id, value from vote where post_id = ? order by agent_id', [postId]);
+    expect(votes).toHaveLength(3);
+    expect(votes.find((v) => v.agent_id === a.agentId)?.value).toBe('contest');
+    const after = await t.orm.em.fork().execute<{ id: string; votes_cast: number; support_received: number; contest_received: number }[]>('select id, votes_cast, support_received, contest_received from agent where id in (?)', [[a.agentId, topic.owner.agentId]]);
+    const delta = (id: string, column: 'votes_cast' | 'support_received' | 'contest_received') => (after.find((r) => r.id === id)?.[column] ?? 0) - (before.find((r) => r.id === id)?.[column] ?? 0);
+    expect(delta(a.agentId, 'votes_cast')).toBe(1);
+    expect(delta(topic.owner.agentId, 'support_received')).toBe(1);
+    expect(delta(topic.owner.agentId, 'contest_received')).toBe(2);
+  });
+
+  it('writes one outbox event per applied command and none for a refusal', async () => {
+    const good = post(topic.owner);
+    const bad = post(topic.owner, { topicSlug: 'nope' });
+    await run([good, bad]);
+    const events = await t.orm.em.fork().execute<{ command_id: string; type: string }[]>('select command_id, type from outbox_event where command_id in (?)', [[good.commandId, bad.commandId]]);
+    expect(events).toEqual([{ command_id: good.commandId, type: 'post.created' }]);
+  });
+});
