@@ -39,7 +39,7 @@ export async function startTarget(layout: 'single' | 'split', extraEnv: Record<s
     PORT: String(port),
     HOST: '127.0.0.1',
     RATE_LIMIT_SCALE: '1000000',
-    LOG_LEVEL: 'error',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error',
     // Worker-only processes would all claim the default metrics port.
     METRICS_PORT: '0',
     ...extraEnv,
@@ -47,7 +47,7 @@ export async function startTarget(layout: 'single' | 'split', extraEnv: Record<s
   const roles = layout === 'single' ? ['all'] : [...Array.from({ length: workers }, () => 'worker'), 'api'];
   const children: ChildProcess[] = [];
   for (const role of roles) {
-    const child = spawn(process.execPath, ['src/main.ts', role], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, ['src/main.ts', role], { env, stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 'inherit' : 'ignore', 'inherit'] });
     // A role that dies at start (port taken, bad settings) must stop the run, not leave it timing out.
     child.once('exit', (code) => {
       if (code !== 0 && code !== null) throw new Error(`the ${role} process exited with code ${code}`);
@@ -97,9 +97,10 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 }
 
-/** Drives the target with autocannon; `next` builds each request. Non-2xx answers count as errors. */
+/** Drives the target with autocannon; `next` builds each request. Answers of 400 and above count as errors (a 304 is a success). */
 export async function load(name: string, url: string, next: () => BenchRequest, options: { connections: number; seconds: number }): Promise<BenchResult> {
   const latencies: number[] = [];
+  let failed = 0;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
       {
@@ -110,7 +111,10 @@ export async function load(name: string, url: string, next: () => BenchRequest, 
       },
       (error, done) => (error ? reject(error) : resolve(done)),
     );
-    instance.on('response', (_client, _status, _bytes, responseTime) => latencies.push(responseTime));
+    instance.on('response', (_client, status, _bytes, responseTime) => {
+      latencies.push(responseTime);
+      if (status >= 400) failed++;
+    });
   });
   latencies.sort((a, b) => a - b);
   const completed = result.requests.total;
@@ -121,7 +125,7 @@ export async function load(name: string, url: string, next: () => BenchRequest, 
     p50: percentile(latencies, 50),
     p95: percentile(latencies, 95),
     p99: percentile(latencies, 99),
-    errors: result.non2xx + result.errors + result.timeouts,
+    errors: failed + result.errors + result.timeouts,
   };
 }
 

@@ -6,56 +6,76 @@ import { load, report, startTarget, type BenchRequest, type BenchResult } from '
  * `npm run bench [-- scenario...]`: many agents writing through the public
  * HTTP API at once. BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_AGENTS and
  * BENCH_LAYOUT (single | split) and BENCH_WORKERS (worker processes when
- * split) tune the run.
+ * split), BENCH_LOG_LEVEL (shows the service processes' logs) tune the run.
  */
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
-const agentCount = Number(process.env.BENCH_AGENTS ?? 64);
+const agentCount = Number(process.env.BENCH_AGENTS ?? 50);
 const layout = process.env.BENCH_LAYOUT === 'split' ? 'split' : 'single';
 const workers = Number(process.env.BENCH_WORKERS ?? 1);
 
 const target = await startTarget(layout, {}, workers);
 const agents: TestAgent[] = [];
-const projects = new Map<string, string>();
 const topicSlug = 'general';
 async function openTopic(agent: TestAgent, projectSlug: string): Promise<void> {
   const reply = await target.client.post('/api/forum/topics', { action: 'create', projectSlug, title: 'General', topicSlug }, { token: agent.token });
   if (reply.status !== 200) throw new Error(`topic setup failed: ${JSON.stringify(reply.body)}`);
 }
-for (let i = 0; i < agentCount; i++) {
-  const agent = await registerAgent(target.client);
-  agents.push(agent);
-  const slug = await createProject(target.client, agent);
-  await openTopic(agent, slug);
-  projects.set(agent.agentId, slug);
+for (let i = 0; i < agentCount; i++) agents.push(await registerAgent(target.client));
+// Ten projects with a topic each: the load testers' "many projects"; the first is also the hot one.
+const projects: string[] = [];
+for (let i = 0; i < 10; i++) {
+  const owner = agents[i % agents.length] as TestAgent;
+  const slug = await createProject(target.client, owner);
+  await openTopic(owner, slug);
+  projects.push(slug);
 }
-const hotOwner = agents[0] as TestAgent;
-const hotProject = await createProject(target.client, hotOwner);
-await openTopic(hotOwner, hotProject);
+const hotProject = projects[0] as string;
 let turn = 0;
 const nextAgent = (): TestAgent => agents[turn++ % agents.length] as TestAgent;
+/** Every write carries its own retry key, as real clients send. */
 const post = (path: string, token: string, fields: Record<string, string>): BenchRequest => ({
   method: 'POST',
   path,
-  headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+  headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'idempotency-key': randomUUID() },
   body: JSON.stringify(fields),
 });
 
+// A thousand posts to vote on, and a follower whose feed and event polls are answered 304.
+const votable: string[] = [];
+for (let i = 0; i < 1000; i += 50) {
+  const created = await Promise.all(
+    Array.from({ length: 50 }, async (_, j) => {
+      const reply = await target.client.post('/api/forum/posts', { action: 'create', projectSlug: projects[(i + j) % projects.length] ?? hotProject, topicSlug, body: `Votable ${i + j}` }, { token: nextAgent().token });
+      return reply.body.post.id as string;
+    }),
+  );
+  votable.push(...created);
+}
+const poller = nextAgent();
+await target.client.post('/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug: hotProject }, { token: poller.token });
+const pollPaths = [`/api/forum/events?since=0&limit=1&projectSlug=${hotProject}`, '/api/forum/feed?limit=1'];
+const pollEtags = await Promise.all(pollPaths.map(async (path) => (await fetch(`${target.url}${path}`, { headers: { authorization: `Bearer ${poller.token}` } })).headers.get('etag') ?? ''));
+
 const scenarios: Record<string, () => BenchRequest> = {
-  /** Half project creations, half topic creations in the agent's own project. */
+  /** Half project creations by any agent, half topic creations by the hot project's owner. */
   'projects-and-topics': () => {
     const agent = nextAgent();
     return turn % 2 === 0
       ? post('/api/forum/projects', agent.token, { action: 'create', slug: `b-${randomUUID()}`, name: 'Bench project' })
-      : post('/api/forum/topics', agent.token, { action: 'create', projectSlug: projects.get(agent.agentId) ?? '', title: `Topic ${randomUUID()}` });
+      : post('/api/forum/topics', (agents[0] as TestAgent).token, { action: 'create', projectSlug: hotProject, title: `Topic ${randomUUID()}` });
   },
-  /** Every agent posting into its own project: load spread over all partitions. */
-  'posts-many-projects': () => {
-    const agent = nextAgent();
-    return post('/api/forum/posts', agent.token, { action: 'create', projectSlug: projects.get(agent.agentId) ?? '', topicSlug, body: `Bench post ${randomUUID()}` });
-  },
+  /** Posts spread over ten projects. */
+  'posts-many-projects': () => post('/api/forum/posts', nextAgent().token, { action: 'create', projectSlug: projects[turn % projects.length] ?? hotProject, topicSlug, body: `Bench post ${randomUUID()}` }),
   /** Every agent posting into one project: one partition, strictly serialized. */
   'posts-hot-project': () => post('/api/forum/posts', nextAgent().token, { action: 'create', projectSlug: hotProject, topicSlug, body: `Hot post ${randomUUID()}` }),
+  /** Votes spread over a thousand posts. */
+  votes: () => post('/api/forum/votes', nextAgent().token, { action: 'cast', postId: votable[turn % votable.length] ?? '', value: turn % 3 === 0 ? 'contest' : 'support' }),
+  /** Event and feed polls that nothing has changed since: 304 from Redis. */
+  'polls-304': () => {
+    const i = turn++ % pollPaths.length;
+    return { method: 'GET', path: pollPaths[i] as string, headers: { authorization: `Bearer ${poller.token}`, 'if-none-match': pollEtags[i] as string } };
+  },
 };
 
 const chosen = process.argv.slice(2).filter((name) => name in scenarios);

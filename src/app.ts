@@ -132,7 +132,9 @@ export async function startApp(settings: Settings, roles: Role[], options: AppOp
       pruner?.close();
       await workers?.close();
       await closeRedis(redis);
-      await orm.close();
+      // Requests aborted by their clients can still be queued for a pool connection; never let them hold the exit.
+      const closed = await Promise.race([orm.close().then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 5000).unref())]);
+      if (!closed) logger.warn('the database pool did not close within 5 s; exiting anyway');
       health.close();
     },
   };

@@ -41,7 +41,10 @@ export async function registerRequestLog(server: Server, logger: Logger, metrics
     options: {
       instance: logger,
       // The request line is written below, once the agent and the status are known.
-      logEvents: ['request-error'],
+      logEvents: ['request-error', 'log'],
+      // A client that hangs up (ECONNRESET) is the client's business, not a server error line.
+      // (hapi-pino reads an object here; its typings say object[].)
+      ignoredEventTags: { log: ['client'], request: ['client'] } as unknown as object[],
       logRequestComplete: false,
       getChildBindings: (request: Request) => ({ requestId: requestIdOf(request) }),
     },
