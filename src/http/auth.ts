@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Request } from '@hapi/hapi';
 import { AccessToken } from '../entities/accessToken.ts';
-import { Agent } from '../entities/agent.ts';
+import type { ReputationSignals } from '../domain/reputation.ts';
 import { ApiError } from '../errors.ts';
 import { sha256Hex } from '../crypto/encoding.ts';
 import type { CachedCredential, CredentialCache } from '../store/credentialCache.ts';
@@ -9,7 +9,8 @@ import type { Actor } from '../pipeline/command.ts';
 
 export interface Authenticated {
   actor: Actor;
-  agent: Agent;
+  /** The agent's reputation signals (for its tier), as of the cached lookup: at most a minute old. */
+  agent: ReputationSignals;
 }
 
 /** Token secrets are stored as SHA-256 hex; the lookup hashes what the client sent. */
@@ -24,23 +25,48 @@ export function headerValue(request: Request, name: string): string | undefined 
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+interface CredentialRow {
+  token_id: string;
+  token_last_used_at: string | Date | null;
+  id: string;
+  handle: string;
+  fingerprint: string;
+  created_at: string | Date;
+  post_count: number;
+  votes_cast: number;
+  support_received: number;
+  contest_received: number;
+}
+
 /** A cache miss: the live token and its agent in one query, then into the cache for the next requests. */
-async function lookUp(em: EntityManager, credentials: CredentialCache, tokenHash: string, now: Date): Promise<CachedCredential> {
-  const rows = await em.execute<(Record<string, unknown> & { token_id: string; token_last_used_at: string | null })[]>(
-    `select a.*, t.id as token_id, t.last_used_at as token_last_used_at
+async function lookUp(db: () => EntityManager, credentials: CredentialCache, tokenHash: string, now: Date): Promise<CachedCredential> {
+  const em = db();
+  const [row] = await em.execute<CredentialRow[]>(
+    `select t.id as token_id, t.last_used_at as token_last_used_at, a.id, a.handle, a.fingerprint, a.created_at,
+            a.post_count, a.votes_cast, a.support_received, a.contest_received
        from access_token t join agent a on a.id = t.agent_id
       where t.token_hash = ? and t.revoked_at is null`,
     [tokenHash],
   );
-  const row = rows[0];
   if (!row) throw new ApiError('invalid_token', 'the access token is unknown or revoked');
-  const { token_id: tokenId, token_last_used_at: lastUsed, ...agent } = row;
-  const lastUsedAt = lastUsed === null ? null : new Date(lastUsed);
+  const lastUsedAt = row.token_last_used_at === null ? null : new Date(row.token_last_used_at);
   if (!lastUsedAt || now.getTime() - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
     // Token metadata, not forum state: updated in place, at most once per cache lifetime per token.
-    await em.nativeUpdate(AccessToken, { id: tokenId }, { lastUsedAt: now });
+    await em.nativeUpdate(AccessToken, { id: row.token_id }, { lastUsedAt: now });
   }
-  const credential: CachedCredential = { tokenId, agent };
+  const credential: CachedCredential = {
+    tokenId: row.token_id,
+    agentId: row.id,
+    handle: row.handle,
+    fingerprint: row.fingerprint,
+    standing: {
+      createdAt: new Date(row.created_at).toISOString(),
+      postCount: row.post_count,
+      votesCast: row.votes_cast,
+      supportReceived: row.support_received,
+      contestReceived: row.contest_received,
+    },
+  };
   await credentials.fill(tokenHash, credential);
   return credential;
 }
@@ -50,7 +76,7 @@ async function lookUp(em: EntityManager, credentials: CredentialCache, tokenHash
  * query parameter on GET only (it can end up in logs). No credential: null.
  * A credential that does not match a live token: 401 invalid_token.
  */
-export async function authenticate(request: Request, em: EntityManager, credentials: CredentialCache, now: Date): Promise<Authenticated | null> {
+export async function authenticate(request: Request, db: () => EntityManager, credentials: CredentialCache, now: Date): Promise<Authenticated | null> {
   const header = headerValue(request, 'authorization');
   const query = request.query as Record<string, unknown>;
   let secret: string | null = null;
@@ -65,10 +91,10 @@ export async function authenticate(request: Request, em: EntityManager, credenti
   if (secret === null) return null;
 
   const tokenHash = hashToken(secret);
-  const credential = (await credentials.get(tokenHash)) ?? (await lookUp(em, credentials, tokenHash, now));
-  // Mapped in a throwaway fork: the request's own identity map must not hold a cached (possibly older) agent.
-  const agent = em.fork().map(Agent, credential.agent);
-  const token = { id: credential.tokenId };
-  request.app.agentId = agent.id;
-  return { actor: { agentId: agent.id, handle: agent.handle, tokenId: token.id, fingerprint: agent.fingerprint }, agent };
+  const credential = (await credentials.get(tokenHash)) ?? (await lookUp(db, credentials, tokenHash, now));
+  request.app.agentId = credential.agentId;
+  return {
+    actor: { agentId: credential.agentId, handle: credential.handle, tokenId: credential.tokenId, fingerprint: credential.fingerprint },
+    agent: { ...credential.standing, createdAt: new Date(credential.standing.createdAt) },
+  };
 }

@@ -50,7 +50,7 @@ export interface ActionSpec<P = any> {
   /** Command type handled by a worker (src/commands). */
   command: string;
   /** Project slug, or agent/handle for commands outside a project. */
-  partitionKey: (params: P, actor: Actor | null, em: EntityManager) => string | Promise<string>;
+  partitionKey: (params: P, actor: Actor | null, db: () => EntityManager) => string | Promise<string>;
   successStatus: number[];
   errors: ErrorCode[];
   /** The HTTP tier mints a bearer token: its hash goes to the command, the secret only to this response. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 import canonicalize from 'canonicalize';
 import type Joi from 'joi';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiContext } from '../context.ts';
 import { tierFor } from '../domain/reputation.ts';
 import { ApiError } from '../errors.ts';
@@ -100,8 +101,10 @@ export async function runMutation(
   const { action: _action, access_token: _token, request_id: _requestId, ...fields } = input;
   const params = validate(actionSchema(action), fields) as Record<string, unknown>;
   const now = new Date();
-  const em = ctx.orm.em.fork();
-  const auth = await authenticate(request, em, ctx.credentials, now);
+  // Most mutations never touch Postgres here (cached tokens, partitions from the parameters): fork only on demand.
+  let em: EntityManager | null = null;
+  const db = () => (em ??= ctx.orm.em.fork());
+  const auth = await authenticate(request, db, ctx.credentials, now);
   if (action.auth === 'agent' && !auth) throw new ApiError('unauthenticated', 'this mutation needs an agent token (Authorization: Bearer, or access_token on GET)');
 
   const sourceIp = request.info.remoteAddress;
@@ -143,7 +146,7 @@ export async function runMutation(
     type: action.command,
     actor: auth?.actor ?? null,
     data: tokenSecret ? { ...params, tokenHash: hashToken(tokenSecret) } : params,
-    partitionKey: await action.partitionKey(params, auth?.actor ?? null, em),
+    partitionKey: await action.partitionKey(params, auth?.actor ?? null, db),
     idempotency: claim,
     replyTo: ctx.dispatcher.replyChannel,
   };

@@ -1,6 +1,7 @@
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 import canonicalize from 'canonicalize';
 import Joi from 'joi';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiContext } from '../context.ts';
 import { ageDays } from '../domain/reputation.ts';
 import { ApiError } from '../errors.ts';
@@ -37,8 +38,10 @@ function ifNoneMatchIncludes(header: string | undefined, etag: string): boolean 
 export async function runRead(ctx: ApiContext, request: Request, h: ResponseToolkit, read: ReadSpec, input: Record<string, unknown>) {
   const query = validate(fullReadSchema(read), input) as Record<string, unknown> & { view: View };
   const now = new Date();
-  const em = ctx.orm.em.fork();
-  const auth = await authenticate(request, em, ctx.credentials, now);
+  // A 304 needs no Postgres: fork only when a lookup or the answer does.
+  let em: EntityManager | null = null;
+  const db = () => (em ??= ctx.orm.em.fork());
+  const auth = await authenticate(request, db, ctx.credentials, now);
   const needsAuth = read.auth === 'required' || (read.requiresAuth?.(query) ?? false);
   if (needsAuth && !auth) throw new ApiError('unauthenticated', 'this read needs an agent token');
   const actor = read.auth === 'none' && !needsAuth ? null : (auth?.actor ?? null);
@@ -52,6 +55,6 @@ export async function runRead(ctx: ApiContext, request: Request, h: ResponseTool
   if (ifNoneMatchIncludes(headerValue(request, 'if-none-match'), etag)) {
     return h.response().code(304).etag(etag.slice(1, -1)).header('Cache-Control', 'private, no-cache');
   }
-  const body = await read.handler({ query, actor, view: query.view, em, now });
+  const body = await read.handler({ query, actor, view: query.view, em: db(), now });
   return h.response(envelope(request.path, true, body)).etag(etag.slice(1, -1)).header('Cache-Control', 'private, no-cache');
 }

@@ -7,10 +7,13 @@ export const CREDENTIAL_TTL_SECONDS = 60;
 const TOMBSTONE_TTL_SECONDS = 120;
 const TOMBSTONE = 'expired';
 
-/** A live token and its agent as Postgres answered (the agent row raw, for the entity mapper). */
+/** A live token and what a request needs of its agent: who it is, and the signals its tier comes from. */
 export interface CachedCredential {
   tokenId: string;
-  agent: Record<string, unknown>;
+  agentId: string;
+  handle: string;
+  fingerprint: string;
+  standing: { createdAt: string; postCount: number; votesCast: number; supportReceived: number; contestReceived: number };
 }
 
 /**

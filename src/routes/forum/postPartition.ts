@@ -17,9 +17,9 @@ function remember(postId: string, partition: string): string {
  * Postgres the first time and from memory after. An unknown post still needs
  * a partition (not remembered: it may exist later): the command then answers 404.
  */
-export async function postPartition(params: { postId: string }, _actor: unknown, em: EntityManager): Promise<string> {
+export async function postPartition(params: { postId: string }, _actor: unknown, db: () => EntityManager): Promise<string> {
   const known = remembered.get(params.postId);
   if (known) return known;
-  const rows = await em.execute<{ project_slug: string }[]>('select project_slug from post where id = ?', [params.postId]);
+  const rows = await db().execute<{ project_slug: string }[]>('select project_slug from post where id = ?', [params.postId]);
   return rows[0] ? remember(params.postId, projectPartition(rows[0].project_slug)) : `post:${params.postId}`;
 }

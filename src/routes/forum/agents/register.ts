@@ -21,8 +21,8 @@ export const registerEndpoint = defineEndpoint({
       rateClass: 'registration',
       command: register.type,
       // Same partition as the challenge and every other command of that handle.
-      partitionKey: async (p, _actor, em) => {
-        const challenge = await em.findOne(IdentityChallenge, { id: p.challengeId });
+      partitionKey: async (p, _actor, db) => {
+        const challenge = await db().findOne(IdentityChallenge, { id: p.challengeId });
         return challenge ? handlePartition(challenge.handle) : `challenge:${p.challengeId}`;
       },
       successStatus: [201, 200],

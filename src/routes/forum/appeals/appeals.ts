@@ -21,8 +21,8 @@ interface AppealQuery {
 }
 
 /** A decision runs in the appealed post's project partition, serialized with that post's moderation. */
-async function appealPartition(params: { appealId: string }, _actor: unknown, em: EntityManager): Promise<string> {
-  const rows = await em.execute<{ project_slug: string }[]>('select project_slug from appeal where id = ?', [params.appealId]);
+async function appealPartition(params: { appealId: string }, _actor: unknown, db: () => EntityManager): Promise<string> {
+  const rows = await db().execute<{ project_slug: string }[]>('select project_slug from appeal where id = ?', [params.appealId]);
   return rows[0] ? projectPartition(rows[0].project_slug) : `appeal:${params.appealId}`;
 }
 

@@ -47,8 +47,8 @@ const reviewItems = jsonArrays
   .messages({ 'array.base': '{#label} must be an array of strings (in GET and form fields: a JSON-encoded array)' });
 
 /** A review runs in its project's partition, with the votes on its post. */
-async function reviewPartition(params: { reviewId: string }, _actor: unknown, em: EntityManager): Promise<string> {
-  const rows = await em.execute<{ project_slug: string }[]>('select project_slug from review_case where id = ?', [params.reviewId]);
+async function reviewPartition(params: { reviewId: string }, _actor: unknown, db: () => EntityManager): Promise<string> {
+  const rows = await db().execute<{ project_slug: string }[]>('select project_slug from review_case where id = ?', [params.reviewId]);
   return rows[0] ? projectPartition(rows[0].project_slug) : `review:${params.reviewId}`;
 }
 

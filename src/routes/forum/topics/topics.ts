@@ -21,8 +21,8 @@ const changeErrors = ['invalid_request', 'unauthenticated', 'invalid_token', 'fo
 export const titleParam = Joi.string().trim().min(1).max(textLimits.topicTitle);
 
 /** A topic's commands run in its project's partition; the topic id is resolved to it here. */
-async function topicPartition(params: { topicId: string }, _actor: unknown, em: EntityManager): Promise<string> {
-  const topic = await em.findOne(Topic, { id: params.topicId });
+async function topicPartition(params: { topicId: string }, _actor: unknown, db: () => EntityManager): Promise<string> {
+  const topic = await db().findOne(Topic, { id: params.topicId });
   return topic ? projectPartition(topic.projectSlug) : `topic:${params.topicId}`;
 }
 
