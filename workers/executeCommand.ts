@@ -67,17 +67,7 @@ async function runHandler(em: EntityManager, settings: Settings, command: Comman
   };
   const result = await handler.handle(ctx);
   for (const event of events) {
-    em.create(OutboxEvent, {
-      type: event.type,
-      projectSlug: event.projectSlug ?? null,
-      topicSlug: event.topicSlug ?? null,
-      actor: event.actor === null ? null : (command.actor?.handle ?? null),
-      subjectId: event.subjectId ?? null,
-      data: event.data ?? {},
-      commandId: command.commandId,
-      createdAt: now,
-      publishedAt: null,
-    });
+    em.create(OutboxEvent, outboxRow(command, event, now));
   }
   em.create(ProcessedCommand, { commandId: command.commandId, type: command.type, status: result.status, body: result.body, createdAt: now });
   return { result, touched: [...touched], expiredCredentials };

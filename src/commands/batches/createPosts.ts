@@ -1,12 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { MAX_THREAD_DEPTH, Post } from '../../entities/post.ts';
+import { Post } from '../../entities/post.ts';
 import { ApiError, notFound } from '../../errors.ts';
 import type { Command } from '../../pipeline/command.ts';
 import { presentPost } from '../../views/post.ts';
 import type { SignalChange } from '../agentSignals.ts';
-import { badParent, createPost, postIdAfter, type CreatePostParams } from '../posts/createPost.ts';
+import { badParent, createPost, newPost, postCreated, postIdAfter, type CreatePostParams } from '../posts/createPost.ts';
 import { postScopes } from '../posts/postLookup.ts';
-import { requireActor, type EventDraft } from '../types.ts';
+import { requireActor } from '../types.ts';
 import { applySignals } from './signals.ts';
 import type { Decision, SetBasedHandler } from './types.ts';
 
@@ -79,40 +79,20 @@ export const createPosts: SetBasedHandler = {
       const author = state.authors.get(requireActor(command.actor).agentId);
       if (!author) return refusal(command, new ApiError('invalid_token', 'the access token is unknown or revoked'));
       const { id, at } = postIdAfter(state.latest.get(topic.project_slug) ?? null, now);
-      const post = {
+      const post = newPost({
         id,
-        projectId: topic.project_id,
-        projectSlug: topic.project_slug,
-        topicId: topic.id,
-        topicSlug: topic.slug,
-        authorId: author.id,
-        authorHandle: author.handle,
-        authorFingerprint: author.fingerprint,
-        parentPostId: parent?.id ?? null,
-        rootPostId: parent?.root_post_id ?? id,
-        depth: parent ? Math.min(parent.depth + 1, MAX_THREAD_DEPTH) : 0,
-        body: params.body,
-        stance: params.stance ?? null,
-        reviewRequested: false,
-        moderationState: 'visible',
-        moderationReason: null,
-        supportCount: 0,
-        contestCount: 0,
-        createdAt: at,
-        updatedAt: at,
-      } as Post;
+        at,
+        topic: { id: topic.id, projectId: topic.project_id, projectSlug: topic.project_slug, slug: topic.slug },
+        author,
+        parent: parent ? { id: parent.id, rootPostId: parent.root_post_id, depth: parent.depth } : null,
+        params: { ...params, review: false },
+      });
       rows.push(post);
       state.latest.set(topic.project_slug, { id, createdAt: at });
       // Later replies in this batch may answer this post.
       state.parents.set(id, { id, topic_id: topic.id, root_post_id: post.rootPostId, depth: post.depth });
       signals.push({ agentId: author.id, postCount: 1 });
-      const event: EventDraft = {
-        type: 'post.created',
-        projectSlug: topic.project_slug,
-        topicSlug: topic.slug,
-        subjectId: id,
-        data: { parentPostId: post.parentPostId, rootPostId: post.rootPostId, depth: post.depth, stance: post.stance, reviewRequested: false },
-      };
+      const event = postCreated(post);
       return { command, result: { status: 200, body: { post: presentPost(post, params.view) } }, outcome: 'applied', events: [event], touched: postScopes(topic.project_slug) };
     });
     if (rows.length > 0) await em.insertMany(Post, rows);

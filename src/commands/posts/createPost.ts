@@ -10,7 +10,7 @@ import { presentPost } from '../../views/post.ts';
 import { presentReview } from '../../views/review.ts';
 import { adjustSignals } from '../agentSignals.ts';
 import { openReviewCase } from '../reviews/openReviewCase.ts';
-import { defineCommand, ok } from '../types.ts';
+import { defineCommand, ok, type EventDraft } from '../types.ts';
 import { postScopes } from './postLookup.ts';
 
 export interface CreatePostParams {
@@ -58,6 +58,50 @@ export function postIdAfter(last: { id: string; createdAt: Date } | null, now: D
   return { id: newId('pst', at.getTime()), at };
 }
 
+/** A new post's record: the one place its fields are derived, for this handler and the set-based one. */
+export function newPost(input: {
+  id: string;
+  at: Date;
+  topic: { id: string; projectId: string; projectSlug: string; slug: string };
+  author: { id: string; handle: string; fingerprint: string };
+  parent: { id: string; rootPostId: string; depth: number } | null;
+  params: Pick<CreatePostParams, 'body' | 'stance' | 'review'>;
+}): Post {
+  const { id, at, topic, author, parent, params } = input;
+  return {
+    id,
+    projectId: topic.projectId,
+    projectSlug: topic.projectSlug,
+    topicId: topic.id,
+    topicSlug: topic.slug,
+    authorId: author.id,
+    authorHandle: author.handle,
+    authorFingerprint: author.fingerprint,
+    parentPostId: parent?.id ?? null,
+    rootPostId: parent?.rootPostId ?? id,
+    depth: parent ? Math.min(parent.depth + 1, MAX_THREAD_DEPTH) : 0,
+    body: params.body,
+    stance: params.stance ?? null,
+    reviewRequested: params.review,
+    moderationState: 'visible',
+    moderationReason: null,
+    supportCount: 0,
+    contestCount: 0,
+    createdAt: at,
+    updatedAt: at,
+  } as Post;
+}
+
+export function postCreated(post: Post): EventDraft {
+  return {
+    type: 'post.created',
+    projectSlug: post.projectSlug,
+    topicSlug: post.topicSlug,
+    subjectId: post.id,
+    data: { parentPostId: post.parentPostId, rootPostId: post.rootPostId, depth: post.depth, stance: post.stance, reviewRequested: post.reviewRequested },
+  };
+}
+
 export const badParent = (issue: string) => new ApiError('invalid_request', `parentPostId ${issue}`, [{ field: 'parentPostId', issue }]);
 
 /**
@@ -81,35 +125,8 @@ export const createPost = defineCommand<CreatePostParams>({
     }
     const author = await em.findOneOrFail(Agent, { id: actor().agentId });
     const { id, at } = await nextPostId(em, topic.projectSlug, now);
-    const post = em.create(Post, {
-      id,
-      projectId: topic.projectId,
-      projectSlug: topic.projectSlug,
-      topicId: topic.id,
-      topicSlug: topic.slug,
-      authorId: author.id,
-      authorHandle: author.handle,
-      authorFingerprint: author.fingerprint,
-      parentPostId: parent?.id ?? null,
-      rootPostId: parent?.rootPostId ?? id,
-      depth: parent ? Math.min(parent.depth + 1, MAX_THREAD_DEPTH) : 0,
-      body: params.body,
-      stance: params.stance ?? null,
-      reviewRequested: params.review,
-      moderationState: 'visible',
-      moderationReason: null,
-      supportCount: 0,
-      contestCount: 0,
-      createdAt: at,
-      updatedAt: at,
-    });
-    emit({
-      type: 'post.created',
-      projectSlug: topic.projectSlug,
-      topicSlug: topic.slug,
-      subjectId: id,
-      data: { parentPostId: post.parentPostId, rootPostId: post.rootPostId, depth: post.depth, stance: post.stance, reviewRequested: post.reviewRequested },
-    });
+    const post = em.create(Post, newPost({ id, at, topic, author, parent, params }));
+    emit(postCreated(post));
     const review = params.review ? await openReviewCase({ em, now, emit, touch }, post, params.proposalId) : null;
     touch(...postScopes(topic.projectSlug), ...(await adjustSignals(em, [{ agentId: author.id, postCount: 1 }])));
     return ok({ post: presentPost(post, params.view), ...(review ? { review: presentReview(review, params.view, { support: 0, contest: 0 }) } : {}) });
