@@ -47,6 +47,18 @@ export interface Runtime {
   health: DependencyHealth;
 }
 
+/** Waits for `work` at most `ms`; past that, tells `onTimeout` and returns (the work goes on unawaited). */
+async function settleWithin(work: Promise<unknown>, ms: number, onTimeout: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), ms);
+    timer.unref();
+  });
+  const outcome = await Promise.race([work.then(() => 'done' as const, () => 'done' as const), late]);
+  clearTimeout(timer);
+  if (outcome === 'late') onTimeout();
+}
+
 async function outboxLag(orm: Orm): Promise<OutboxLag> {
   const [row] = await orm.em
     .fork()
@@ -126,15 +138,16 @@ export async function startApp(settings: Settings, roles: Role[], options: AppOp
     server: api?.server ?? null,
     metricsPort: metricsListener?.port ?? null,
     logger,
+    // Each step is bounded: a connection that hangs after an outage must not keep the process from exiting.
     stop: async () => {
-      await api?.stop();
-      await metricsListener?.close();
+      const step = (name: string, work: Promise<unknown> | undefined, ms: number) => settleWithin(work ?? Promise.resolve(), ms, () => logger.warn({ step: name, ms }, 'shutdown step timed out; going on'));
+      await step('api', api?.stop(), settings.commandTimeoutMs + 2000);
+      await step('metrics listener', metricsListener?.close(), 2000);
       pruner?.close();
-      await workers?.close();
-      await closeRedis(redis);
-      // Requests aborted by their clients can still be queued for a pool connection; never let them hold the exit.
-      const closed = await Promise.race([orm.close().then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 5000).unref())]);
-      if (!closed) logger.warn('the database pool did not close within 5 s; exiting anyway');
+      await step('workers', workers?.close(), settings.workerLockMs);
+      await step('redis', closeRedis(redis), 2000);
+      // Requests aborted by their clients can still be queued for a pool connection.
+      await step('database pool', orm.close(), 5000);
       health.close();
     },
   };

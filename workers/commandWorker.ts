@@ -119,7 +119,13 @@ export async function startCommandWorkers(runtime: Runtime): Promise<CommandWork
   return {
     // Worker.close() waits for the active job to finish: in-flight commands complete before exit.
     close: async () => {
-      await Promise.all(workers.map((w) => w.close()));
+      // Past the lock time, stop waiting for a job stuck on a dead connection: another worker takes it over.
+      const graceful = Promise.all(workers.map((w) => w.close()));
+      const late = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), settings.workerLockMs - 1000).unref());
+      if ((await Promise.race([graceful, late])) === 'late') {
+        logger.warn('queue workers did not finish within the lock time; closing them without waiting');
+        await Promise.all(workers.map((w) => w.close(true)));
+      }
       await Promise.all(queues.map((q) => q.close()));
       await ledger.close();
     },
