@@ -18,6 +18,7 @@ import { ReplyListener } from './pipeline/replies.ts';
 import { closeRedis, connectRedis, redisKeys, redisReady, warnIfRedisMayEvict } from './redis.ts';
 import { CredentialCache } from './store/credentialCache.ts';
 import { EtagFingerprints } from './store/etagFingerprints.ts';
+import { LedgerMarks } from './store/ledgerMarks.ts';
 import { IdempotencyStore } from './store/idempotencyStore.ts';
 import { RateLimiter } from './store/rateLimiter.ts';
 
@@ -94,6 +95,7 @@ async function startApiRole(runtime: Runtime): Promise<{ server: Server; stop: (
     keys,
     etags: new EtagFingerprints(redis, keys),
     credentials: new CredentialCache(redis, keys),
+    ledgerMarks: new LedgerMarks(redis, keys),
     idempotency: new IdempotencyStore(redis),
     rateLimiter: new RateLimiter(redis),
     dispatcher,

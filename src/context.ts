@@ -8,6 +8,7 @@ import type { Dispatcher } from './pipeline/dispatcher.ts';
 import type { RedisKeys } from './redis.ts';
 import type { CredentialCache } from './store/credentialCache.ts';
 import type { EtagFingerprints } from './store/etagFingerprints.ts';
+import type { LedgerMarks } from './store/ledgerMarks.ts';
 import type { IdempotencyStore } from './store/idempotencyStore.ts';
 import type { RateLimiter } from './store/rateLimiter.ts';
 
@@ -19,6 +20,7 @@ export interface ApiContext {
   keys: RedisKeys;
   etags: EtagFingerprints;
   credentials: CredentialCache;
+  ledgerMarks: LedgerMarks;
   idempotency: IdempotencyStore;
   rateLimiter: RateLimiter;
   dispatcher: Dispatcher;

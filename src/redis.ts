@@ -27,6 +27,8 @@ export function redisKeys(prefix: string) {
     rateBucket: (subject: string, rateClass: string) => `${prefix}:rate:${rateClass}:${subject}`,
     etagScope: (scope: string) => `${prefix}:etag:${scope}`,
     credential: (tokenHash: string) => `${prefix}:credential:${tokenHash}`,
+    outboxDirty: `${prefix}:ledger:dirty`,
+    ledgerHead: `${prefix}:ledger:head`,
     replyChannel: (instanceId: string) => `${prefix}:replies:${instanceId}`,
   };
 }

@@ -8,6 +8,7 @@ import { encodeReply } from '../src/pipeline/replies.ts';
 import { redisKeys } from '../src/redis.ts';
 import { CredentialCache } from '../src/store/credentialCache.ts';
 import { EtagFingerprints } from '../src/store/etagFingerprints.ts';
+import { LedgerMarks } from '../src/store/ledgerMarks.ts';
 import { IdempotencyStore } from '../src/store/idempotencyStore.ts';
 import { executeBatch, type BatchRetryListener, type Execution } from './executeCommand.ts';
 import { startLedgerPublisher } from './ledgerPublisher.ts';
@@ -28,8 +29,9 @@ export async function startCommandWorkers(runtime: Runtime): Promise<CommandWork
   const keys = redisKeys(settings.redisPrefix);
   const etags = new EtagFingerprints(redis, keys);
   const credentials = new CredentialCache(redis, keys);
+  const ledgerMarks = new LedgerMarks(redis, keys);
   const idempotency = new IdempotencyStore(redis);
-  const ledger = startLedgerPublisher(orm, logger, runtime.health);
+  const ledger = startLedgerPublisher(orm, logger, runtime.health, ledgerMarks);
   const commandIds = (commands: Command[]) => commands.map((c) => c.commandId);
   const onRetry: BatchRetryListener = (mode, commands, cause) =>
     logger.info({ mode, commandIds: commandIds(commands), cause: cause.message }, `batch of ${commands.length} applied again (${mode})`);
@@ -44,6 +46,8 @@ export async function startCommandWorkers(runtime: Runtime): Promise<CommandWork
     const pipeline = redis.pipeline();
     etags.bump(pipeline, executions.flatMap((e) => e.touched));
     credentials.expire(pipeline, executions.flatMap((e) => e.expiredCredentials ?? []));
+    // Outbox rows may be waiting: event reads take the publishing path until a publisher drains them.
+    if (executions.some((e) => e.outcome === 'applied')) ledgerMarks.markDirty(pipeline);
     for (const { command, result } of executions) {
       if (command.idempotency) idempotency.completeIn(pipeline, command.idempotency.cacheKey, command.idempotency.fingerprint, command.commandId, result);
       pipeline.publish(command.replyTo, encodeReply(command.commandId, result));
@@ -54,6 +58,7 @@ export async function startCommandWorkers(runtime: Runtime): Promise<CommandWork
   const process = async (job: Job<CommandBatch>): Promise<{ applied: number }> => {
     const stopTimer = metrics.batchDuration.startTimer();
     metrics.batchSize.observe(job.data.commands.length);
+    await ledgerMarks.markDirtyNow();
     const { executions, failures } = await executeBatch(orm.em, settings, job.data.commands, onRetry);
     await deliver(executions);
     stopTimer();

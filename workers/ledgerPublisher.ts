@@ -1,7 +1,7 @@
 import type { Orm } from '../src/db/orm.ts';
 import type { Logger } from '../src/observability/logger.ts';
 import { outageOf, type DependencyHealth } from '../src/observability/outages.ts';
-import { PUBLISH_BATCH, publishPending } from '../src/ledger/publisher.ts';
+import { PUBLISH_BATCH, publishAndAnnounce, type PublicationMarks } from '../src/ledger/publisher.ts';
 
 export interface LedgerPublisherLoop {
   /** Publish now rather than at the next tick (a command just committed events). */
@@ -18,9 +18,9 @@ const ERROR_BACKOFF_MS = 1000;
  * half): publishes whenever something is pending, back to back while batches
  * come out full, otherwise every IDLE_MS or when nudged. Any number of worker
  * processes may run it; the publisher's advisory lock keeps one at a time.
- * No ETag scope needs bumping: ledger reads put the ledger's head in their ETag.
+ * Each publication raises the ledger head that event polls answer 304 from (src/store/ledgerMarks.ts).
  */
-export function startLedgerPublisher(orm: Orm, logger: Logger, health: DependencyHealth): LedgerPublisherLoop {
+export function startLedgerPublisher(orm: Orm, logger: Logger, health: DependencyHealth, marks: PublicationMarks): LedgerPublisherLoop {
   let stopped = false;
   let nudged = false;
   let wake: (() => void) | null = null;
@@ -42,7 +42,7 @@ export function startLedgerPublisher(orm: Orm, logger: Logger, health: Dependenc
       nudged = false;
       let delay = IDLE_MS;
       try {
-        if ((await publishPending(orm.em, PUBLISH_BATCH)) === PUBLISH_BATCH) delay = 0;
+        if ((await publishAndAnnounce(orm.em, marks, 'skip')).published === PUBLISH_BATCH) delay = 0;
       } catch (error) {
         delay = ERROR_BACKOFF_MS;
         // An outage is one line for the whole process (DependencyHealth); anything else is a real failure.

@@ -96,3 +96,24 @@ export async function ledgerHead(em: EntityManager): Promise<string> {
   const [row] = await em.execute<{ head: string }[]>('select coalesce(max(event_id), 0)::text as head from ledger_event');
   return row?.head ?? '0';
 }
+
+/** Where publications are announced to readers (src/store/ledgerMarks.ts); the ledger itself knows nothing of Redis. */
+export interface PublicationMarks {
+  read(): Promise<{ dirty: string | null; head: string | null }>;
+  published(head: string, drained: string | null): Promise<void>;
+}
+
+/**
+ * publishPending, then tells `marks` the new head. The dirty mark is cleared
+ * only when this call knows nothing committed is left: it waited for the lock
+ * (or published) and took less than a full batch.
+ */
+export async function publishAndAnnounce(root: EntityManager, marks: PublicationMarks, mode: LockMode): Promise<{ published: number; head: string | null }> {
+  const { dirty, head } = await marks.read();
+  const published = await publishPending(root, PUBLISH_BATCH, mode);
+  if (published === 0 && !dirty && head !== null) return { published, head: null };
+  const drained = published < PUBLISH_BATCH && (mode === 'wait' || published > 0);
+  const newHead = await ledgerHead(root.fork());
+  await marks.published(newHead, drained ? dirty : null);
+  return { published, head: newHead };
+}

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ledgerHead } from '../../../src/ledger/publisher.ts';
+import { redisKeys } from '../../../src/redis.ts';
+import { LedgerMarks } from '../../../src/store/ledgerMarks.ts';
 import { createProject, registerAgent, unique } from '../../support/client.ts';
 import { createTopic, type TestTopic } from '../../support/forum.ts';
 import { useTestApp } from '../../support/testApp.ts';
@@ -158,6 +160,8 @@ describe('conditional event polling', () => {
     const before = await events({ projectSlug });
     expect(before.body.events).toEqual([]);
     // A committed command whose events no publisher has handled yet: the read must reconcile (or wait for the publisher at work).
+    // Like every outbox writer, it raises the dirty mark before its commit (src/store/ledgerMarks.ts).
+    await new LedgerMarks(t.redis, redisKeys(t.settings.redisPrefix)).markDirtyNow();
     await t.orm.em.fork().execute(
       `insert into outbox_event (type, project_slug, actor, data, command_id, created_at) values ('project.updated', ?, 'someone', '{"n":1}', 'direct', now())`,
       [projectSlug],

@@ -6,7 +6,7 @@ import { LedgerEvent } from '../../../entities/ledgerEvent.ts';
 import { ApiError } from '../../../errors.ts';
 import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { flagParam, slugParam } from '../../../http/params.ts';
-import { PUBLISH_BATCH, publishPending } from '../../../ledger/publisher.ts';
+import { publishAndAnnounce } from '../../../ledger/publisher.ts';
 import type { Actor } from '../../../pipeline/command.ts';
 import { presentEvent } from '../../../views/event.ts';
 
@@ -50,17 +50,19 @@ async function eventFilter(em: EntityManager, query: EventQuery, actor: Actor | 
 /**
  * Runs before the ETag: reconciles one bounded batch of pending outbox rows
  * (spec Events 2), queueing behind a publisher already at work so that a read
- * sees every event committed before it began; then reports the newest event
- * the query selects. The ledger is append-only, so that id changes exactly
- * when the answer does, and 304 never hides an event, whichever worker or
- * API instance published it.
+ * sees every event committed before it began; then reports the ledger's
+ * head. The ledger is append-only and the head moves with every publication,
+ * so 304 never hides an event, whichever worker or API instance published it
+ * (a filtered poll may get a 200 with nothing new when others' events were
+ * published). When no outbox rows can be waiting (LedgerMarks), the head
+ * comes from Redis and the poll touches no Postgres.
  */
-async function reconcileAndMark(ctx: ApiContext, query: EventQuery, actor: Actor | null): Promise<string> {
-  await publishPending(ctx.orm.em, PUBLISH_BATCH, 'wait');
-  const em = ctx.orm.em.fork();
-  const where = await eventFilter(em, query, actor);
-  const newest = where ? await em.findOne(LedgerEvent, where, { orderBy: { eventId: 'desc' }, fields: ['eventId'] }) : null;
-  return newest?.eventId ?? '0';
+async function reconcileAndMark(ctx: ApiContext): Promise<string> {
+  // Nothing waiting in the outbox: the published head alone decides, with no Postgres at all.
+  const { dirty, head } = await ctx.ledgerMarks.read();
+  if (!dirty && head !== null) return `head:${head}`;
+  const announced = await publishAndAnnounce(ctx.orm.em, ctx.ledgerMarks, 'wait');
+  return `head:${announced.head ?? (await ctx.ledgerMarks.read()).head ?? '0'}`;
 }
 
 export const eventsEndpoint = defineEndpoint({

@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import type { ChainableCommander, Redis } from 'ioredis';
+import type { RedisKeys } from '../redis.ts';
+
+/** Raises the head only (two publishers may report out of order), then clears the dirty mark if it is still the one seen. */
+const publishedScript = `
+local head = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(ARGV[1]) > head then redis.call('SET', KEYS[1], ARGV[1]) end
+if ARGV[2] ~= '' and redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
+return 1
+`;
+
+/**
+ * What lets an events poll answer 304 without Postgres: the ledger head as
+ * last published, and a dirty mark that every outbox writer sets before its
+ * transaction and again after commit (before the reply), so rows may be
+ * waiting only while the mark is set. While the mark is set, reads
+ * take the Postgres path (publish pending rows, then look); a publisher that
+ * drained the outbox raises the head and clears the mark it saw, so a newer
+ * mark survives it.
+ */
+export class LedgerMarks {
+  private readonly redis: Redis;
+  private readonly keys: RedisKeys;
+
+  constructor(redis: Redis, keys: RedisKeys) {
+    this.redis = redis;
+    this.keys = keys;
+    redis.defineCommand('agoraLedgerPublished', { numberOfKeys: 2, lua: publishedScript });
+  }
+
+  markDirty(pipeline: ChainableCommander): void {
+    pipeline.set(this.keys.outboxDirty, randomBytes(9).toString('base64url'));
+  }
+
+  /** Before a transaction that may write outbox rows, so that a crash after its commit still leaves the mark. */
+  async markDirtyNow(): Promise<void> {
+    await this.redis.set(this.keys.outboxDirty, randomBytes(9).toString('base64url'));
+  }
+
+  async read(): Promise<{ dirty: string | null; head: string | null }> {
+    const [dirty, head] = await this.redis.mget(this.keys.outboxDirty, this.keys.ledgerHead);
+    return { dirty: dirty ?? null, head: head ?? null };
+  }
+
+  /** After a publication commit: the head is at least `head`; `drained` the mark seen before publishing, when nothing was left. */
+  async published(head: string, drained: string | null): Promise<void> {
+    await (this.redis as unknown as { agoraLedgerPublished(k1: string, k2: string, head: string, mark: string): Promise<unknown> }).agoraLedgerPublished(
+      this.keys.ledgerHead,
+      this.keys.outboxDirty,
+      head,
+      drained ?? '',
+    );
+  }
+}
