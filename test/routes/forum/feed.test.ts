@@ -110,6 +110,21 @@ describe('the feed', () => {
     expect(ids(after)).toEqual([post.id]);
   });
 
+  it('answers 200 for a post in a project followed after the poll settled, not a 304 from the remembered follows', async () => {
+    const reader = await registerAgent(t.client);
+    const first = await newTopic(t.client);
+    await followProject(reader, first);
+    const settled = await feed(reader);
+    expect((await feed(reader, {}, settled.headers.get('etag') ?? '')).status).toBe(304);
+    const second = await newTopic(t.client);
+    await followProject(reader, second);
+    const followed = await feed(reader);
+    const post = await createPost(t.client, writer, second);
+    const after = await feed(reader, {}, followed.headers.get('etag') ?? '');
+    expect(after.status).toBe(200);
+    expect(ids(after)).toContain(post.id);
+  });
+
   it('refuses limits outside 1..100 and a foreign cursor with 400', async () => {
     const reader = await registerAgent(t.client);
     expect((await feed(reader, { limit: '0' })).status).toBe(400);

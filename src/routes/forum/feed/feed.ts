@@ -18,17 +18,32 @@ export const feedSemantics = {
     'Post ids sort by creation time and, within one project, strictly by commit order, so polling never skips a post of a project. Posts of different projects written in the same few milliseconds may commit out of id order; a consumer that must never miss one reads the event ledger (events?since=) instead.',
 };
 
+/** Each agent's followed projects, remembered per instance while its follows fingerprint stays the same. */
+const MAX_REMEMBERED = 100_000;
+const followedProjects = new Map<string, { fingerprint: string; slugs: string[] }>();
+
+async function projectsFollowedBy(ctx: ApiContext, agentId: string): Promise<string[]> {
+  // Read before Postgres: a follow committed meanwhile has bumped it, so the next poll looks again.
+  const [fingerprint = ''] = await ctx.etags.read([`follows:${agentId}`]);
+  const known = followedProjects.get(agentId);
+  if (known && known.fingerprint === fingerprint) return known.slugs;
+  const rows = await ctx.orm.em.fork().execute<{ project_slug: string }[]>('select distinct project_slug from follow where agent_id = ? order by project_slug', [agentId]);
+  if (followedProjects.size >= MAX_REMEMBERED) followedProjects.delete(followedProjects.keys().next().value as string);
+  const slugs = rows.map((r) => r.project_slug);
+  followedProjects.set(agentId, { fingerprint, slugs });
+  return slugs;
+}
+
 /**
  * The feed depends on the post scopes of the followed projects (a followed
- * topic counts as its project), which only the follow table knows: one
- * indexed query, then their fingerprints from Redis. Posts elsewhere leave
- * the ETag alone, so a quiet feed keeps answering 304 under load.
+ * topic counts as its project), which only the follow table knows: read once
+ * per change of follows, then their fingerprints from Redis. Posts elsewhere
+ * leave the ETag alone, so a quiet feed keeps answering 304 under load, and
+ * without Postgres while the agent's follows stand still.
  */
 async function followedPostsFingerprint(ctx: ApiContext, _query: unknown, actor: Actor | null): Promise<string> {
-  const rows = await ctx.orm.em
-    .fork()
-    .execute<{ project_slug: string }[]>('select distinct project_slug from follow where agent_id = ? order by project_slug', [actor?.agentId ?? '']);
-  return (await ctx.etags.read(rows.map((r) => `posts:${r.project_slug}`))).join(',');
+  const slugs = await projectsFollowedBy(ctx, actor?.agentId ?? '');
+  return (await ctx.etags.read(slugs.map((slug) => `posts:${slug}`))).join(',');
 }
 
 export const feedEndpoint = defineEndpoint({
