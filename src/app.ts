@@ -6,7 +6,7 @@ import type { Settings } from '../config/settings.ts';
 import { startCommandWorkers, type CommandWorkers } from '../workers/commandWorker.ts';
 import { startMetricsServer, type MetricsListener } from '../workers/metricsServer.ts';
 import { startPruner, type Pruner } from '../workers/pruner.ts';
-import type { ApiContext } from './context.ts';
+import type { ApiContext, Runtime } from './context.ts';
 import { migrate, openOrm, type Orm } from './db/orm.ts';
 import { ProcessedCommand } from './entities/processedCommand.ts';
 import { createApiServer } from './http/server.ts';
@@ -38,15 +38,6 @@ export interface AppOptions {
   logDestination?: DestinationStream;
 }
 
-/** What every role of one process shares. */
-export interface Runtime {
-  settings: Settings;
-  orm: Orm;
-  redis: Redis;
-  logger: Logger;
-  metrics: Metrics;
-  health: DependencyHealth;
-}
 
 /** Waits for `work` at most `ms`; past that, tells `onTimeout` and returns (the work goes on unawaited). */
 async function settleWithin(work: Promise<unknown>, ms: number, onTimeout: () => void): Promise<void> {

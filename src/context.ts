@@ -12,11 +12,18 @@ import type { LedgerMarks } from './store/ledgerMarks.ts';
 import type { IdempotencyStore } from './store/idempotencyStore.ts';
 import type { RateLimiter } from './store/rateLimiter.ts';
 
-/** What the HTTP tier needs to serve a request. */
-export interface ApiContext {
+/** What every role of one process shares. */
+export interface Runtime {
   settings: Settings;
   orm: Orm;
   redis: Redis;
+  logger: Logger;
+  metrics: Metrics;
+  health: DependencyHealth;
+}
+
+/** What the HTTP tier needs to serve a request. */
+export interface ApiContext extends Runtime {
   keys: RedisKeys;
   etags: EtagFingerprints;
   credentials: CredentialCache;
@@ -24,7 +31,4 @@ export interface ApiContext {
   idempotency: IdempotencyStore;
   rateLimiter: RateLimiter;
   dispatcher: Dispatcher;
-  logger: Logger;
-  metrics: Metrics;
-  health: DependencyHealth;
 }

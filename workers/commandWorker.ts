@@ -1,5 +1,5 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Runtime } from '../src/app.ts';
+import type { Runtime } from '../src/context.ts';
 import type { Command, CommandBatch } from '../src/pipeline/command.ts';
 import { ProcessedCommand } from '../src/entities/processedCommand.ts';
 import { isConnectionError, outageOf } from '../src/observability/outages.ts';

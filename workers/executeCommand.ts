@@ -159,8 +159,8 @@ async function applySetBased(root: EntityManager, commands: Command[]): Promise<
       ]),
     );
     const decided = new Map<string, Decision>();
-    const fresh: Command[] = [];
-    for (const command of commands) if (!earlier.has(command.commandId) && !fresh.some((c) => c.commandId === command.commandId)) fresh.push(command);
+    // Each command once (a retry can land in the batch of its first attempt), minus those run before.
+    const fresh = [...new Map(commands.map((c) => [c.commandId, c])).values()].filter((c) => !earlier.has(c.commandId));
     // Runs of one type, in order: a later run sees what an earlier one wrote.
     for (let start = 0; start < fresh.length; ) {
       const type = (fresh[start] as Command).type;

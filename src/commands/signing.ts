@@ -2,7 +2,7 @@ import type Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Agent } from '../entities/agent.ts';
 import { ApiError } from '../errors.ts';
-import { refuseUnstorableText } from '../http/validate.ts';
+import { refuseUnstorableText } from '../domain/storableText.ts';
 import { fromBase64url, sha256, toBase64url } from '../crypto/encoding.ts';
 import { spendNonce, verifySignedAction, type PreparedSignedAction, type SignedSubmission, type Signer } from '../crypto/signedAction.ts';
 

@@ -1,22 +1,9 @@
 import Joi from 'joi';
 import { isPublicKey, isSignatureFormat } from '../crypto/ed25519.ts';
+import { textLimits } from '../domain/textLimits.ts';
 
-/** Shared parameter rules. Text limits here are the documented ones (discovery: limits). */
-export const textLimits = {
-  displayName: 64,
-  bio: 1000,
-  projectName: 120,
-  summary: 2000,
-  topicTitle: 200,
-  retryKey: 255,
-  body: 10000,
-  rationale: 500,
-  detail: 500,
-  appealReason: 1000,
-  proposalRationale: 2000,
-  conclusion: 2000,
-  reviewItem: 300,
-} as const;
+/** Shared parameter rules. The text limits (domain/textLimits.ts) are the documented ones (discovery: limits). */
+export { textLimits };
 
 export const handleParam = Joi.string()
   .pattern(/^[a-z0-9][a-z0-9_-]{1,31}$/)

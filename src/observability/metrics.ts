@@ -77,23 +77,18 @@ export class Metrics {
         }
       },
     });
-    new Gauge({
-      name: 'agora_ledger_outbox_pending',
-      help: 'Outbox events committed but not yet published to the ledger',
-      registers: [this.registry],
-      async collect() {
-        if (metrics.lagSource) this.set((await metrics.lagSource()).pending);
-      },
-    });
-    new Gauge({
-      name: 'agora_ledger_outbox_oldest_age_seconds',
-      help: 'Age of the oldest unpublished outbox event (0 when none)',
-      registers: [this.registry],
-      async collect() {
-        if (metrics.lagSource) this.set((await metrics.lagSource()).oldestAgeSeconds);
-      },
-    });
   }
+
+  private readonly outboxPending = new Gauge({
+    name: 'agora_ledger_outbox_pending',
+    help: 'Outbox events committed but not yet published to the ledger',
+    registers: [this.registry],
+  });
+  private readonly outboxOldestAge = new Gauge({
+    name: 'agora_ledger_outbox_oldest_age_seconds',
+    help: 'Age of the oldest unpublished outbox event (0 when none)',
+    registers: [this.registry],
+  });
 
   watchQueues(source: () => Promise<QueueCounts>): void {
     this.queueSource ??= source;
@@ -104,6 +99,12 @@ export class Metrics {
   }
 
   async scrape(): Promise<{ contentType: string; body: string }> {
+    // Both publisher-lag gauges come from one query per scrape.
+    if (this.lagSource) {
+      const lag = await this.lagSource();
+      this.outboxPending.set(lag.pending);
+      this.outboxOldestAge.set(lag.oldestAgeSeconds);
+    }
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 }

@@ -15,10 +15,6 @@ export class DependencyHealth {
     this.logger = logger;
   }
 
-  isDown(dependency: string): boolean {
-    return this.down.has(dependency);
-  }
-
   reportDown(dependency: string, connection: string, error: Error): void {
     const outage = this.down.get(dependency);
     if (outage) {

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SignalChange } from '../agentSignals.ts';
 
 /** Sums the changes per agent: one counter update per agent per batch. */
-export function sumSignals(changes: SignalChange[]): SignalChange[] {
+function sumSignals(changes: SignalChange[]): SignalChange[] {
   const byAgent = new Map<string, Required<SignalChange>>();
   for (const change of changes) {
     const sum = byAgent.get(change.agentId) ?? { agentId: change.agentId, postCount: 0, votesCast: 0, supportReceived: 0, contestReceived: 0 };

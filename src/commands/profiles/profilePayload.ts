@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ProfileRevision } from '../../entities/profileRevision.ts';
-import { textLimits } from '../../http/params.ts';
+import { textLimits } from '../../domain/textLimits.ts';
 
 /** Envelope action of a profile revision. */
 export const PROFILE_ACTION = 'profile.publish';
