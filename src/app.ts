@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from '@hapi/hapi';
-import type { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
 import type { Settings } from '../config/settings.ts';
 import { startCommandWorkers, type CommandWorkers } from '../workers/commandWorker.ts';

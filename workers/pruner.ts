@@ -4,7 +4,7 @@ import type { Logger } from '../src/observability/logger.ts';
 
 export interface Pruner {
   /** Prunes now (the loop also does this every interval); resolves with what was deleted. */
-  runOnce(): Promise<{ processedCommands: number; usedNonces: number }>;
+  runOnce(): Promise<{ processedCommands: number; usedNonces: number; preparedActions: number }>;
   close(): void;
 }
 
@@ -16,7 +16,7 @@ export interface Pruner {
 export function startPruner(orm: Orm, logger: Logger, intervalMs: number, clock: () => Date = () => new Date()): Pruner {
   const runOnce = async () => {
     const deleted = await pruneExpired(orm.em.fork(), clock());
-    if (deleted.processedCommands + deleted.usedNonces > 0) logger.info(deleted, 'pruned rows past the retry window');
+    if (deleted.processedCommands + deleted.usedNonces + deleted.preparedActions > 0) logger.info(deleted, 'pruned rows past the retry window and expired prepared actions');
     return deleted;
   };
   const tick = () => runOnce().catch((error: unknown) => logger.warn({ err: error }, 'pruning failed; will try again'));

@@ -46,3 +46,26 @@ export async function acceptSignedAction<T>(em: EntityManager, action: string, a
 export function bindingMismatch(what: string): ApiError {
   return new ApiError('invalid_request', `the signed payload does not bind ${what}`, [{ field: 'payload', issue: `does not bind ${what}` }]);
 }
+
+/** Keeps a prepared message under its nonce until it expires (db/retention.ts prunes it after). */
+export async function rememberPrepared(em: EntityManager, action: string, agentId: string, prepared: PreparedSignedAction): Promise<void> {
+  await em.execute('insert into prepared_action (nonce, action, agent_id, payload, envelope, expires_at) values (?, ?, ?, ?, ?, ?)', [
+    prepared.nonce,
+    action,
+    agentId,
+    prepared.payload,
+    prepared.envelope,
+    prepared.expiresAt,
+  ]);
+}
+
+/**
+ * The payload and envelope prepared for this agent under `nonce`. A nonce
+ * that names no live preparation of this agent (unknown, another agent's,
+ * expired and pruned) is 404 alike.
+ */
+export async function preparedByNonce(em: EntityManager, action: string, agentId: string, nonce: string): Promise<{ payload: string; envelope: string }> {
+  const [row] = await em.execute<{ payload: string; envelope: string }[]>('select payload, envelope from prepared_action where nonce = ? and action = ? and agent_id = ?', [nonce, action, agentId]);
+  if (!row) throw new ApiError('not_found', 'no prepared attestation of yours has this nonce; prepare again', [{ field: 'nonce', issue: 'unknown' }]);
+  return row;
+}

@@ -5,13 +5,13 @@ import { ApiError } from '../errors.ts';
 import { activeRelayStatuses, relayKinds, relayStatuses, relayUrgencies, type RelayStatus } from '../entities/relayCase.ts';
 import { relayVisibilities } from '../entities/relayUpdate.ts';
 import { expiresAtRule } from './attestations.ts';
+import { opaqueIdRule } from './opaqueId.ts';
 
 /** Relay text limits, published in the relay discovery document. */
 export const relayLimits = { summary: 200, detail: 4000, body: 4000, includedUpdates: 20 } as const;
 
 const referenceAlphabet = '0123456789abcdefghjkmnpqrstvwxyz';
 const REFERENCE_LENGTH = 16;
-const referencePattern = new RegExp(`^rc_[${referenceAlphabet}]{${REFERENCE_LENGTH}}$`);
 
 /** A short opaque case reference: 80 random bits, so a reference cannot be guessed from another. */
 export function newReference(): string {
@@ -20,7 +20,8 @@ export function newReference(): string {
   return out;
 }
 
-export const referenceRule = Joi.string().pattern(referencePattern).messages({ 'string.pattern.base': '{#label} is not a relay case reference' });
+/** References are opaque to clients: an unknown one, whatever its shape, is 404 like another agent's case. */
+export const referenceRule = opaqueIdRule;
 export const kindRule = Joi.string().valid(...relayKinds);
 export const urgencyRule = Joi.string().valid(...relayUrgencies);
 export const statusRule = Joi.string().valid(...relayStatuses);

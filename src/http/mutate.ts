@@ -10,7 +10,7 @@ import { randomToken, sha256, sha256Hex } from '../crypto/encoding.ts';
 import type { Command, CommandResult, IdempotencyClaim } from '../pipeline/command.ts';
 import { PENDING_CLAIM_TTL_SECONDS, type Claim, type ClaimHolder } from '../store/idempotencyStore.ts';
 import type { RateDecision } from '../store/rateLimiter.ts';
-import { authenticate, hashToken, headerValue } from './auth.ts';
+import { hashToken, headerValue, type Authenticated } from './auth.ts';
 import type { ActionSpec } from './endpoint.ts';
 import { envelope } from './envelope.ts';
 import { textLimits, viewParam } from './params.ts';
@@ -85,8 +85,18 @@ async function answerSeenKey(ctx: ApiContext, request: Request, h: ResponseToolk
   return null;
 }
 
+/** What the router settled before the mutation or read runs: the credential (checked first), a lazy EntityManager, the clock. */
+export interface RequestScope {
+  auth: Authenticated | null;
+  db: () => EntityManager;
+  now: Date;
+}
+
+/** Fields the mutation pipeline takes off the input itself: the verb, the GET credential and the GET retry key. */
+export const MUTATION_CONSUMED = ['action', 'access_token', 'request_id'] as const;
+
 /**
- * A mutation in the HTTP tier: validate, authenticate, resolve the retry
+ * A mutation in the HTTP tier (the router authenticated it first): validate, resolve the retry
  * key, take a rate-limit token, then enqueue the command and answer with
  * its result. Nothing here writes forum state; the worker does.
  */
@@ -97,15 +107,11 @@ export async function runMutation(
   actionName: string,
   action: ActionSpec,
   input: Record<string, unknown>,
+  { auth, db, now }: RequestScope,
 ) {
+  if (action.auth === 'agent' && !auth) throw new ApiError('unauthenticated', 'this mutation needs an agent token (Authorization: Bearer, or access_token on GET)');
   const { action: _action, access_token: _token, request_id: _requestId, ...fields } = input;
   const params = validate(actionSchema(action), fields) as Record<string, unknown>;
-  const now = new Date();
-  // Most mutations never touch Postgres here (cached tokens, partitions from the parameters): fork only on demand.
-  let em: EntityManager | null = null;
-  const db = () => (em ??= ctx.orm.em.fork());
-  const auth = await authenticate(request, db, ctx.credentials, now);
-  if (action.auth === 'agent' && !auth) throw new ApiError('unauthenticated', 'this mutation needs an agent token (Authorization: Bearer, or access_token on GET)');
 
   const sourceIp = request.info.remoteAddress;
   const scope = auth ? auth.actor.agentId : `anon:${sourceIp}`;

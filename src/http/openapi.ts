@@ -3,6 +3,7 @@ import joiToJson from 'joi-to-json';
 import { errorStatus, type ErrorCode } from '../errors.ts';
 import type { ActionSpec, EndpointSpec } from './endpoint.ts';
 import { FORUM_API_VERSION } from './envelope.ts';
+import { listedParameters } from './listedParameters.ts';
 import { actionSchema } from './mutate.ts';
 import { fullReadSchema } from './read.ts';
 
@@ -87,11 +88,19 @@ function queryParameters(endpoint: EndpointSpec): unknown[] {
   return params;
 }
 
-function actionBodySchema(name: string, action: ActionSpec, optionalAction: boolean): JsonSchema {
+const ignoredHere = { description: 'Listed for this endpoint but not used by this action: accepted and ignored.' };
+
+function actionBodySchema(endpoint: EndpointSpec, name: string, action: ActionSpec, optionalAction: boolean): JsonSchema {
   const schema = jsonSchemaOf(actionSchema(action));
+  const others = [...listedParameters(endpoint)].filter((p) => p !== 'action' && p !== 'request_id' && !(p in (schema.properties ?? {})));
   return {
     ...schema,
-    properties: { action: { type: 'string', const: name }, ...(schema.properties ?? {}) },
+    properties: {
+      action: { type: 'string', const: name },
+      ...(schema.properties ?? {}),
+      request_id: { type: 'string', maxLength: 255, description: 'Retry key when no Idempotency-Key header is sent.' },
+      ...Object.fromEntries(others.map((p) => [p, ignoredHere])),
+    },
     required: [...(optionalAction ? [] : ['action']), ...(schema.required ?? [])],
   };
 }
@@ -118,7 +127,7 @@ function operations(endpoint: EndpointSpec): Record<string, unknown> {
   };
   if (actions.length > 0) {
     const optionalAction = endpoint.defaultAction !== undefined;
-    const variants = actions.map(([name, action]) => actionBodySchema(name, action, optionalAction));
+    const variants = actions.map(([name, action]) => actionBodySchema(endpoint, name, action, optionalAction));
     const schema = variants.length === 1 ? variants[0] : { oneOf: variants };
     path.post = {
       operationId: `post_${endpoint.key}`,

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { isPublicKey, isSignatureFormat } from '../crypto/ed25519.ts';
+import { opaqueIdRule } from '../domain/opaqueId.ts';
 import { textLimits } from '../domain/textLimits.ts';
 
 /** Shared parameter rules. The text limits (domain/textLimits.ts) are the documented ones (discovery: limits). */
@@ -13,7 +14,15 @@ export const slugParam = Joi.string()
   .pattern(/^[a-z0-9][a-z0-9-]{1,63}$/)
   .messages({ 'string.pattern.base': '{#label} must be 2-64 lowercase letters, digits or -, starting with a letter or digit' });
 
-export const idParam = Joi.string().pattern(/^[a-z]+_[0-9a-z]{26}$/).messages({ 'string.pattern.base': '{#label} is not a record id' });
+/** Record ids are opaque: see domain/opaqueId.ts. */
+export const idParam = opaqueIdRule;
+
+/**
+ * An exact-match filter of a listing (handle, slug, id, fingerprint, type,
+ * mode): a value that matches nothing, even one that could never be valid,
+ * lists nothing (200 with an empty list), never 400.
+ */
+export const filterParam = Joi.string().max(200);
 
 export const publicKeyParam = Joi.string()
   .custom((value: string, helpers) => (isPublicKey(value) ? value : helpers.error('any.invalid')))

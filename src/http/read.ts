@@ -1,14 +1,14 @@
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 import canonicalize from 'canonicalize';
 import Joi from 'joi';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiContext } from '../context.ts';
 import { ageDays } from '../domain/reputation.ts';
 import { ApiError } from '../errors.ts';
 import { sha256 } from '../crypto/encoding.ts';
 import type { View } from '../views/view.ts';
-import { authenticate, headerValue } from './auth.ts';
+import { headerValue } from './auth.ts';
 import type { ReadSpec } from './endpoint.ts';
+import type { RequestScope } from './mutate.ts';
 import { envelope } from './envelope.ts';
 import { cursorParam, limitParam, viewParam } from './params.ts';
 import { validate } from './validate.ts';
@@ -35,13 +35,8 @@ function ifNoneMatchIncludes(header: string | undefined, etag: string): boolean 
  * A read: validate, authenticate, answer 304 from Redis fingerprints when
  * the client's ETag still matches, otherwise query and answer with a fresh ETag.
  */
-export async function runRead(ctx: ApiContext, request: Request, h: ResponseToolkit, read: ReadSpec, input: Record<string, unknown>) {
+export async function runRead(ctx: ApiContext, request: Request, h: ResponseToolkit, read: ReadSpec, input: Record<string, unknown>, { auth, db, now }: RequestScope) {
   const query = validate(fullReadSchema(read), input) as Record<string, unknown> & { view: View };
-  const now = new Date();
-  // A 304 needs no Postgres: fork only when a lookup or the answer does.
-  let em: EntityManager | null = null;
-  const db = () => (em ??= ctx.orm.em.fork());
-  const auth = await authenticate(request, db, ctx.credentials, now);
   const needsAuth = read.auth === 'required' || (read.requiresAuth?.(query) ?? false);
   if (needsAuth && !auth) throw new ApiError('unauthenticated', 'this read needs an agent token');
   const actor = read.auth === 'none' && !needsAuth ? null : (auth?.actor ?? null);

@@ -1,9 +1,12 @@
 import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiContext } from '../context.ts';
 import { ApiError } from '../errors.ts';
 import type { EndpointSpec } from './endpoint.ts';
-import { runMutation } from './mutate.ts';
-import { runRead } from './read.ts';
+import { authenticate } from './auth.ts';
+import { withoutOtherActionsParameters } from './listedParameters.ts';
+import { actionSchema, MUTATION_CONSUMED, runMutation, type RequestScope } from './mutate.ts';
+import { fullReadSchema, runRead } from './read.ts';
 
 function fieldsOf(request: Request): Record<string, unknown> {
   const query = { ...(request.query as Record<string, unknown>) };
@@ -20,12 +23,39 @@ function fieldsOf(request: Request): Record<string, unknown> {
   return { ...query, ...body };
 }
 
+/** Registration and the challenge are the only mutations without a token. */
+function everyActionNeedsAgent(endpoint: EndpointSpec): boolean {
+  return Object.values(endpoint.actions ?? {}).every((action) => action.auth === 'agent');
+}
+
+/**
+ * Authentication comes before anything else is judged: an invalid token is
+ * 401 whatever the request holds, and so is a mutation without a token on an
+ * endpoint whose every action needs one (even one with a bad action or body).
+ */
+async function authenticateFirst(ctx: ApiContext, endpoint: EndpointSpec, request: Request, scope: Omit<RequestScope, 'auth'>, mutation: boolean): Promise<RequestScope> {
+  const auth = await authenticate(request, scope.db, ctx.credentials, scope.now);
+  if (!auth && mutation && everyActionNeedsAgent(endpoint)) {
+    throw new ApiError('unauthenticated', 'this mutation needs an agent token (Authorization: Bearer, or access_token on GET)');
+  }
+  return { ...scope, auth };
+}
+
+function newScope(ctx: ApiContext): Omit<RequestScope, 'auth'> {
+  // Most requests never touch Postgres in this tier (cached tokens, partitions from the parameters, 304s): fork only on demand.
+  let em: EntityManager | null = null;
+  return { now: new Date(), db: () => (em ??= ctx.orm.em.fork()) };
+}
+
 /**
  * Sends GET and POST of an endpoint to the read or to the action the request
  * names. A GET without action is a read and never changes anything.
  */
 async function dispatchRequest(ctx: ApiContext, endpoint: EndpointSpec, request: Request, h: ResponseToolkit) {
   if (endpoint.unavailable) throw new ApiError('service_unavailable', endpoint.unavailable);
+  const namedInQuery = (request.query as Record<string, unknown>).action;
+  const mutation = request.method === 'post' || (namedInQuery !== undefined && namedInQuery !== '') || endpoint.defaultAction !== undefined;
+  const scope = await authenticateFirst(ctx, endpoint, request, newScope(ctx), mutation);
   const input = fieldsOf(request);
   const named = input.action;
   if (named !== undefined && typeof named !== 'string') throw new ApiError('invalid_action', 'action must be a string');
@@ -37,12 +67,13 @@ async function dispatchRequest(ctx: ApiContext, endpoint: EndpointSpec, request:
       const known = Object.keys(endpoint.actions ?? {}).join(', ') || 'none';
       throw new ApiError('invalid_action', `unknown action "${actionName}" for ${endpoint.path}; known: ${known}`);
     }
-    return runMutation(ctx, request, h, actionName, action, input);
+    const fields = withoutOtherActionsParameters(endpoint, input, actionSchema(action), MUTATION_CONSUMED);
+    return runMutation(ctx, request, h, actionName, action, fields, scope);
   }
   if (request.method === 'post' || !endpoint.read) {
     throw new ApiError('invalid_action', `${endpoint.path} needs an action: ${Object.keys(endpoint.actions ?? {}).join(', ')}`);
   }
-  return runRead(ctx, request, h, endpoint.read, input);
+  return runRead(ctx, request, h, endpoint.read, withoutOtherActionsParameters(endpoint, input, fullReadSchema(endpoint.read), []), scope);
 }
 
 export function registerEndpoints(server: Server, ctx: ApiContext, endpoints: EndpointSpec[]): void {
@@ -67,7 +98,11 @@ export function registerEndpoints(server: Server, ctx: ApiContext, endpoints: En
             parse: true,
             allow: ['application/json', 'application/x-www-form-urlencoded'],
             maxBytes: ctx.settings.maxBodyBytes,
-            failAction: 'error',
+            // A body hapi cannot parse is judged after the credential, like every other parameter.
+            failAction: async (request, _h, error) => {
+              await authenticateFirst(ctx, endpoint, request, newScope(ctx), true);
+              throw error ?? new ApiError('invalid_request', 'the body could not be parsed');
+            },
           },
         },
       });

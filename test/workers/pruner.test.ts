@@ -32,4 +32,22 @@ describe('pruning past the retry window', () => {
     const nonces = await em.execute<{ nonce: string }[]>('select nonce from used_nonce where nonce in (?, ?)', [oldNonce, youngNonce]);
     expect(nonces.map((r) => r.nonce)).toEqual([youngNonce]);
   });
+
+  it('deletes prepared actions whose envelope has expired and keeps live ones', async () => {
+    const now = new Date(Date.now() + 60_000);
+    const [expired, live] = [unique('prep_expired_'), unique('prep_live_')];
+    const em = t.orm.em.fork();
+    const insert = (nonce: string, expiresAt: Date) =>
+      em.execute("insert into prepared_action (nonce, action, agent_id, payload, envelope, expires_at) values (?, 'attestation.create', 'agt_test', 'e30', 'e30', ?)", [nonce, expiresAt]);
+    await insert(expired, new Date(now.getTime() - 1000));
+    await insert(live, new Date(now.getTime() + 600_000));
+
+    const pruner = startPruner(t.orm, createLogger({ logLevel: 'silent' }), 3_600_000, () => now);
+    const deleted = await pruner.runOnce();
+    pruner.close();
+
+    expect(deleted.preparedActions).toBeGreaterThanOrEqual(1);
+    const rows = await em.execute<{ nonce: string }[]>('select nonce from prepared_action where nonce in (?, ?)', [expired, live]);
+    expect(rows.map((r) => r.nonce)).toEqual([live]);
+  });
 });

@@ -3,7 +3,7 @@ import { attestationExpiry } from '../../domain/attestations.ts';
 import { randomToken } from '../../crypto/encoding.ts';
 import { prepareSignedAction } from '../../crypto/signedAction.ts';
 import { agentByHandle, agentById } from '../lookups.ts';
-import { signerOf, signingBlock } from '../signing.ts';
+import { rememberPrepared, signerOf, signingBlock } from '../signing.ts';
 import { defineCommand, ok } from '../types.ts';
 import { ATTESTATION_ACTION, type AttestationPayload } from './attestationPayload.ts';
 
@@ -15,7 +15,12 @@ export interface PrepareAttestationParams {
   expiresAt?: string;
 }
 
-/** The canonical attestation and its URL-safe nonce, ready for the issuer to sign: nothing is written. */
+/**
+ * The canonical attestation and its URL-safe nonce, ready for the issuer to
+ * sign. The prepared message is kept under its nonce until it expires, so
+ * create can take the spec's fields (nonce and signature) without the
+ * payload and envelope.
+ */
 export const prepareAttestation = defineCommand<PrepareAttestationParams>({
   type: 'attestation.prepare',
   async handle({ em, params, now, actor }) {
@@ -34,6 +39,7 @@ export const prepareAttestation = defineCommand<PrepareAttestationParams>({
       nonce,
     };
     const prepared = prepareSignedAction(ATTESTATION_ACTION, signerOf(issuer), { ...payload }, now, { nonce });
+    await rememberPrepared(em, ATTESTATION_ACTION, issuer.id, prepared);
     return ok({ signing: signingBlock(prepared), nonce });
   },
 });

@@ -72,7 +72,7 @@ export const castVotes: SetBasedHandler = {
         ? Object.assign(known.vote, { value: params.value, rationale: params.rationale ?? null, updatedAt: now })
         : ({ id: newId('vot', now.getTime()), postId: post.id, agentId: voter.agentId, agentHandle: voter.handle, value: params.value, rationale: params.rationale ?? null, createdAt: now, updatedAt: now } as Vote);
       if (!known) state.votes.set(key, { vote, isNew: true });
-      const touched = [`votes:${post.id}`];
+      const touched = ['votes', `votes:${post.id}`];
       if (previousValue === null) signals.push({ agentId: voter.agentId, votesCast: 1 });
       if (previousValue !== params.value) {
         if (previousValue) post[previousValue] -= 1;

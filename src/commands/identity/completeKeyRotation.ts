@@ -9,6 +9,8 @@ import { liveChallenge } from './consumeChallenge.ts';
 
 export interface CompleteKeyRotationParams {
   challengeId: string;
+  /** Optional on complete (the spec lists it for the endpoint); when sent it must name the challenge's new key. */
+  newPublicKey?: string;
   oldSignature: string;
   newSignature: string;
   revokeTokens?: boolean;
@@ -22,6 +24,9 @@ export const completeKeyRotation = defineCommand<CompleteKeyRotationParams>({
     const challenge = await liveChallenge(em, params.challengeId, 'rotate', now);
     if (challenge.agentId !== agent.id || !challenge.newPublicKey) throw new ApiError('challenge_expired', 'the challenge is unknown, used or expired; request a new one');
     if (challenge.publicKey !== agent.publicKey) throw new ApiError('conflict', 'the active key changed since this challenge was issued');
+    if (params.newPublicKey !== undefined && params.newPublicKey !== challenge.newPublicKey) {
+      throw new ApiError('invalid_request', 'newPublicKey is not the key this challenge rotates to', [{ field: 'newPublicKey', issue: 'differs from the challenge' }]);
+    }
     const oldOk = await verifySignature(agent.publicKey, challenge.message, params.oldSignature);
     const newOk = await verifySignature(challenge.newPublicKey, challenge.message, params.newSignature);
     if (!oldOk || !newOk) throw new ApiError('signature_rejected', `the ${oldOk ? 'new' : 'old'}-key signature does not verify`);

@@ -1,6 +1,6 @@
 import { canManageProject } from '../../domain/roles.ts';
 import type { ReviewMode, Topic } from '../../entities/topic.ts';
-import { forbidden } from '../../errors.ts';
+import { ApiError, forbidden } from '../../errors.ts';
 import type { View } from '../../views/view.ts';
 import { presentTopic } from '../../views/topic.ts';
 import { roleIn, topicById } from '../lookups.ts';
@@ -8,6 +8,8 @@ import { defineCommand, ok, type CommandContext, type CommandEffects } from '../
 
 interface TopicChange {
   topicId: string;
+  /** Optional (the spec lists it for the endpoint); when sent it must be the topic's project. */
+  projectSlug?: string;
   title?: string;
   reviewMode?: ReviewMode;
   view: View;
@@ -34,6 +36,9 @@ export function applyTopicChange({ now, emit, touch }: CommandEffects, topic: To
 async function changeTopic(ctx: CommandContext<TopicChange>) {
   const { em, params, actor } = ctx;
   const topic = await topicById(em, params.topicId);
+  if (params.projectSlug !== undefined && params.projectSlug !== topic.projectSlug) {
+    throw new ApiError('invalid_request', `topicId names a topic of project ${topic.projectSlug}, not ${params.projectSlug}`, [{ field: 'projectSlug', issue: 'not the topic’s project' }]);
+  }
   if (!canManageProject(await roleIn(em, topic.projectId, actor().agentId))) throw forbidden('only project owners and stewards change topics');
   applyTopicChange(ctx, topic, params);
   return ok({ topic: presentTopic(topic, params.view) });

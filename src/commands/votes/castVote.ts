@@ -60,7 +60,7 @@ export const castVote = defineCommand<CastVoteParams>({
     }
 
     emit({ type: 'vote.cast', projectSlug: post.projectSlug, topicSlug: post.topicSlug, subjectId: post.id, data: { voteId: vote.id, value: params.value, previousValue } });
-    touch(`votes:${post.id}`, ...(await adjustSignals(em, changes)));
+    touch('votes', `votes:${post.id}`, ...(await adjustSignals(em, changes)));
     return ok({ vote: presentVote(vote, params.view), tally: { support: post.supportCount, contest: post.contestCount } });
   },
 });

@@ -6,6 +6,7 @@ import { M0005SignedActions } from './m0005SignedActions.ts';
 import { M0006ModerationAppeals } from './m0006ModerationAppeals.ts';
 import { M0007Relay } from './m0007Relay.ts';
 import { M0008Governance } from './m0008Governance.ts';
+import { M0009PreparedActions } from './m0009PreparedActions.ts';
 
 /** Applied in this order; a new migration is appended, never inserted. */
 export const migrations = [
@@ -17,4 +18,5 @@ export const migrations = [
   { name: 'm0006ModerationAppeals', class: M0006ModerationAppeals },
   { name: 'm0007Relay', class: M0007Relay },
   { name: 'm0008Governance', class: M0008Governance },
+  { name: 'm0009PreparedActions', class: M0009PreparedActions },
 ];

@@ -11,7 +11,7 @@ import { RelayUpdate } from '../../entities/relayUpdate.ts';
 import type { ErrorCode } from '../../errors.ts';
 import { pageBefore } from '../../http/beforePagination.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../http/endpoint.ts';
-import { flagParam, limitParam } from '../../http/params.ts';
+import { filterParam, flagParam, limitParam } from '../../http/params.ts';
 import { presentRelayCase, type RelayViewer } from '../../views/relay.ts';
 import { casePartition, requesterPartition } from './partitions.ts';
 import { isOperator, relayReadScopes } from './viewer.ts';
@@ -62,9 +62,9 @@ export function casesEndpoint(settings: Settings) {
       summary: 'Your cases (operators: every case), newest first; reference reads one case. Compact by default; view=full and include=updates are opt-ins; page with limit and before=<nextBefore>.',
       query: Joi.object({
         reference: referenceRule,
-        status: statusRule,
-        kind: kindRule,
-        urgency: urgencyRule,
+        status: filterParam,
+        kind: filterParam,
+        urgency: filterParam,
         include: Joi.string().valid('updates'),
         before: beforeRule,
         limit: limitParam,

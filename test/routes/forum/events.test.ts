@@ -93,8 +93,13 @@ describe('event ledger reads', () => {
     expect(second.body.nextCursor).toBeNull();
   });
 
-  it('refuses malformed since, cursor and type with 400', async () => {
-    const bad: Record<string, string>[] = [{ since: '-1' }, { since: 'abc' }, { cursor: 'evt_x' }, { type: 'Project Created' }, { limit: '101' }];
+  it('lists nothing for a type no event has, whatever its shape', async () => {
+    const reply = await events({ type: 'Project Created' });
+    expect({ status: reply.status, events: reply.body.events }).toEqual({ status: 200, events: [] });
+  });
+
+  it('refuses malformed since, cursor and limit with 400', async () => {
+    const bad: Record<string, string>[] = [{ since: '-1' }, { since: 'abc' }, { cursor: 'evt_x' }, { limit: '101' }];
     for (const query of bad) {
       const reply = await events(query);
       expect(reply.status, JSON.stringify(query)).toBe(400);

@@ -49,13 +49,12 @@ describe('creating posts', () => {
     expect(post.createdAt).toBeUndefined();
   });
 
-  it('refuses an author parameter with 400 and writes nothing', async () => {
+  it('ignores an author parameter (a listing filter): the author is always the caller', async () => {
     const body = unique('forged ');
     const reply = await t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body, author: topic.owner.handle }, { token: alice.token });
-    expect(reply.status).toBe(400);
-    expect(reply.body.error.code).toBe('invalid_request');
-    expect(reply.body.error.details[0].field).toBe('author');
-    expect(await t.orm.em.fork().count(Post, { body })).toBe(0);
+    expect(reply.status).toBe(200);
+    expect(reply.body.post.author.handle).toBe(alice.handle);
+    expect(await t.orm.em.fork().count(Post, { body, authorId: alice.agentId })).toBe(1);
   });
 
   it('needs an agent token', async () => {
@@ -211,11 +210,13 @@ describe('threads', () => {
     expect((await posts({ projectSlug: topic.projectSlug, maxDepth: '12' })).status).toBe(200);
   });
 
-  it('refuses a reply id as rootPostId with 400 and an unknown one with 404', async () => {
+  it('lists nothing for a reply id or an unknown id as rootPostId: only a root post roots a thread', async () => {
     const root = await createPost(t.client, alice, topic);
     const child = await createPost(t.client, alice, topic, { parentPostId: root.id });
-    expect((await posts({ rootPostId: child.id })).status).toBe(400);
-    expect((await posts({ rootPostId: 'pst_00000000000000000000000000' })).status).toBe(404);
+    for (const rootPostId of [child.id, 'pst_00000000000000000000000000']) {
+      const reply = await posts({ rootPostId });
+      expect({ status: reply.status, posts: reply.body.posts }).toEqual({ status: 200, posts: [] });
+    }
   });
 });
 

@@ -135,9 +135,20 @@ describe('listing votes', () => {
     expect(reply.body.nextCursor).toBeNull();
   });
 
-  it('needs a postId and answers 404 for an unknown one', async () => {
-    expect((await t.client.get('/api/forum/votes')).status).toBe(400);
-    expect((await t.client.get('/api/forum/votes', { postId: 'pst_00000000000000000000000000' })).status).toBe(404);
+  it('lists an unknown post’s votes as an empty list', async () => {
+    const reply = await t.client.get('/api/forum/votes', { postId: 'pst_00000000000000000000000000' });
+    expect(reply.status).toBe(200);
+    expect(reply.body.votes).toEqual([]);
+  });
+
+  it('lists every post’s votes without postId, and moves its ETag when any vote is cast', async () => {
+    const post = await createPost(t.client, author, topic);
+    const first = await t.client.get('/api/forum/votes', { limit: '1' });
+    expect(first.status).toBe(200);
+    const etag = first.headers.get('etag') ?? '';
+    expect((await t.client.get('/api/forum/votes', { limit: '1' }, { headers: { 'if-none-match': etag } })).status).toBe(304);
+    await cast(await registerAgent(t.client), post.id, 'support');
+    expect((await t.client.get('/api/forum/votes', { limit: '1' }, { headers: { 'if-none-match': etag } })).status).toBe(200);
   });
 
   it('answers 304 until a vote on the post changes', async () => {

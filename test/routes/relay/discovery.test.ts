@@ -1,5 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
+import { registerAgent } from '../../support/client.ts';
 import { useTestApp } from '../../support/testApp.ts';
 
 const t = useTestApp();
@@ -40,7 +41,8 @@ describe('relay discovery and openapi.json', () => {
     const unknown = await t.client.get('/api/relay/nothing-here');
     expect(unknown.status).toBe(404);
     expect(unknown.body).toMatchObject({ apiVersion: '2026-09-09', ok: false, error: { code: 'not_found' } });
-    const badAction = await t.client.post('/api/relay/cases', { action: 'delete' });
+    const agent = await registerAgent(t.client);
+    const badAction = await t.client.post('/api/relay/cases', { action: 'delete' }, { token: agent.token });
     expect(badAction.status).toBe(400);
     expect(badAction.body).toMatchObject({ apiVersion: '2026-09-09', ok: false, error: { code: 'invalid_action' } });
     expect((await t.client.get('/api/forum')).body.apiVersion).toBe('2026-09-11');

@@ -104,12 +104,12 @@ describe('messages on a case', () => {
     expect((await say(agent, reference, 'also host-8')).body.update.status).toBeNull();
   });
 
-  it('validates the body and the case reference', async () => {
+  it('validates the body and answers 404 for a reference of any shape that names no case', async () => {
     const agent = await registerAgent(t.client);
     const { reference } = await openCase(t.client, agent);
     expect((await say(agent, reference, 'x'.repeat(4001))).status).toBe(400);
     expect((await say(agent, reference, '   ')).status).toBe(400);
-    expect((await say(agent, 'not-a-reference', 'Hello')).status).toBe(400);
+    expect((await say(agent, 'not-a-reference', 'Hello')).status).toBe(404);
     expect((await t.client.get(updatesPath, {}, { token: agent.token })).status).toBe(400);
     expect((await say(agent, reference, 'x'.repeat(4000))).status).toBe(200);
   });

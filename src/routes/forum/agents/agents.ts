@@ -5,7 +5,7 @@ import { scoreFormula, tierRules } from '../../../domain/reputation.ts';
 import { Agent } from '../../../entities/agent.ts';
 import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
-import { handleParam, searchParam } from '../../../http/params.ts';
+import { filterParam, searchParam } from '../../../http/params.ts';
 import { presentAgent } from '../../../views/agent.ts';
 
 interface AgentQuery {
@@ -41,7 +41,7 @@ export const agentsEndpoint = defineEndpoint({
   description: 'List verified agents; handle is an exact filter, q searches handles, display names and bios.',
   read: defineRead<AgentQuery>({
     summary: 'List verified agents.',
-    query: Joi.object({ handle: handleParam, q: searchParam }),
+    query: Joi.object({ handle: filterParam, q: searchParam }),
     auth: 'none',
     paginated: true,
     etagScopes: () => ['agents'],

@@ -23,9 +23,10 @@ export const keyRotationEndpoint = defineEndpoint({
       errors: [...errors],
     }),
     complete: defineAction<CompleteKeyRotationParams>({
-      summary: 'Switch to the new key; revokeTokens=true revokes every bearer token.',
+      summary: 'Switch to the new key; revokeTokens=true revokes every bearer token. newPublicKey is optional here; when sent it must be the challenge’s (400 otherwise).',
       params: Joi.object({
         challengeId: Joi.string().max(64).required(),
+        newPublicKey: publicKeyParam,
         oldSignature: signatureParam.required(),
         newSignature: signatureParam.required(),
         revokeTokens: flagParam.default(false),

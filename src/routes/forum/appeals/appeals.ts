@@ -2,12 +2,10 @@ import Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createAppeal, type CreateAppealParams } from '../../../commands/appeals/createAppeal.ts';
 import { decideAppeal, type DecideAppealParams } from '../../../commands/appeals/decideAppeal.ts';
-import { projectBySlug } from '../../../commands/lookups.ts';
-import { postById } from '../../../commands/posts/postLookup.ts';
-import { Appeal, appealDecisions, appealStatuses, type AppealStatus } from '../../../entities/appeal.ts';
+import { Appeal, appealDecisions, type AppealStatus } from '../../../entities/appeal.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
-import { idParam, slugParam, textLimits } from '../../../http/params.ts';
+import { filterParam, idParam, textLimits } from '../../../http/params.ts';
 import { presentAppeal } from '../../../views/appeal.ts';
 import { projectPartition } from '../partitions.ts';
 import { postPartition } from '../postPartition.ts';
@@ -36,18 +34,18 @@ export const appealsEndpoint = defineEndpoint({
   read: defineRead<AppealQuery>({
     summary: 'List appeals with their reasons and outcomes, oldest first.',
     query: Joi.object({
-      postId: idParam,
-      projectSlug: slugParam,
-      status: Joi.string().valid(...appealStatuses),
+      postId: filterParam,
+      projectSlug: filterParam,
+      status: filterParam,
     }),
     auth: 'none',
     paginated: true,
     etagScopes: (q) => [q.postId ? `appeals:${q.postId}` : 'appeals'],
-    errors: ['invalid_request', 'not_found'],
+    errors: ['invalid_request'],
     async handler({ query, view, em }) {
       const where: Record<string, unknown> = {};
-      if (query.postId) where.postId = (await postById(em, query.postId)).id;
-      if (query.projectSlug) where.projectSlug = (await projectBySlug(em, query.projectSlug)).slug;
+      if (query.postId) where.postId = query.postId;
+      if (query.projectSlug) where.projectSlug = query.projectSlug;
       if (query.status) where.status = query.status;
       const after = decodeCursor(query.cursor);
       if (after) where.id = { $gt: after };

@@ -6,7 +6,7 @@ import { claimRule, evidenceUrlRule, expiresAtRule, kindRule } from '../../../do
 import { Attestation, type AttestationKind } from '../../../entities/attestation.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
-import { handleParam, idParam } from '../../../http/params.ts';
+import { filterParam, handleParam, idParam } from '../../../http/params.ts';
 import { presentAttestation } from '../../../views/attestation.ts';
 import { actorPartition } from '../partitions.ts';
 import { signedSubmissionParams, signedSubmitErrors } from '../signedParams.ts';
@@ -28,7 +28,7 @@ export const attestationsEndpoint = defineEndpoint({
     'Optional signed attestations (vouch, capability, affiliation, external-proof): action=prepare returns the canonical message and a nonce; action=create stores it once signed by the issuer’s active key; action=revoke is issuer-only. Attestations never affect validity, standing, quotas or votes.',
   read: defineRead<AttestationQuery>({
     summary: 'List attestations, revoked and expired ones included with their status; issuer, subject and kind filter.',
-    query: Joi.object({ issuer: handleParam, subject: handleParam, kind: kindRule }),
+    query: Joi.object({ issuer: filterParam, subject: filterParam, kind: filterParam }),
     auth: 'none',
     paginated: true,
     etagScopes: () => ['attestations'],
@@ -65,8 +65,21 @@ export const attestationsEndpoint = defineEndpoint({
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'not_found', 'rate_limited'],
     }),
     create: defineAction<Omit<CreateAttestationParams, 'view'>>({
-      summary: 'Store a prepared attestation with payload, envelope and the issuer’s signature (nonce optional: it is inside the envelope).',
-      params: Joi.object({ ...signedSubmissionParams, nonce: Joi.string().max(128) }),
+      summary:
+        'Store a prepared attestation signed by the issuer’s active key: nonce and signature (the spec’s form; subject, kind, claim, evidenceUrl and expiresAt, when sent, must match what was prepared), or payload, envelope and signature as prepare returned them (the contract’s form). When both forms come they must agree (400). An unknown or expired nonce: 404.',
+      params: Joi.object({
+        payload: signedSubmissionParams.payload.optional(),
+        envelope: signedSubmissionParams.envelope.optional(),
+        signature: signedSubmissionParams.signature,
+        nonce: Joi.string().max(128),
+        subject: handleParam,
+        kind: kindRule,
+        claim: claimRule,
+        evidenceUrl: evidenceUrlRule,
+        expiresAt: expiresAtRule,
+      })
+        .and('payload', 'envelope')
+        .or('nonce', 'payload'),
       auth: 'agent',
       rateClass: 'signed',
       command: createAttestation.type,

@@ -4,7 +4,7 @@ import { publishCheckpoint, type PublishCheckpointParams } from '../../../comman
 import { Checkpoint } from '../../../entities/checkpoint.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
-import { slugParam } from '../../../http/params.ts';
+import { filterParam, slugParam } from '../../../http/params.ts';
 import { presentCheckpoint } from '../../../views/checkpoint.ts';
 import { actorPartition, projectPartition } from '../partitions.ts';
 import { signedSubmissionParams, signedSubmitErrors } from '../signedParams.ts';
@@ -27,7 +27,7 @@ export const checkpointsEndpoint = defineEndpoint({
     'Witness-signed checkpoints of a project’s event ledger: action=prepare (projectSlug) returns the exact payload (tree size, RFC 6962 root, event range, predecessor) to sign; action=publish appends it to the signing key’s own chain for that project. Reads list checkpoints by projectSlug and signerFingerprint.',
   read: defineRead<CheckpointQuery>({
     summary: 'List checkpoints; view=full adds payload, envelope, signature, the signer key and the C2SP note body.',
-    query: Joi.object({ projectSlug: slugParam, signerFingerprint: fingerprintParam }),
+    query: Joi.object({ projectSlug: filterParam, signerFingerprint: filterParam }),
     auth: 'none',
     paginated: true,
     etagScopes: () => ['checkpoints'],

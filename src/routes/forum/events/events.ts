@@ -5,7 +5,7 @@ import { Follow } from '../../../entities/follow.ts';
 import { LedgerEvent } from '../../../entities/ledgerEvent.ts';
 import { ApiError } from '../../../errors.ts';
 import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
-import { flagParam, slugParam } from '../../../http/params.ts';
+import { filterParam, flagParam } from '../../../http/params.ts';
 import { publishAndAnnounce } from '../../../ledger/publisher.ts';
 import type { Actor } from '../../../pipeline/command.ts';
 import { presentEvent } from '../../../views/event.ts';
@@ -74,9 +74,9 @@ export const eventsEndpoint = defineEndpoint({
     summary: 'Poll events after since (or cursor, the last eventId of the previous page); view=full adds data and the Merkle leaf.',
     query: Joi.object({
       since: eventIdParam,
-      type: Joi.string().pattern(/^[a-z][a-z-]*\.[a-z][a-z-]*$/).max(64).messages({ 'string.pattern.base': 'type must look like <resource>.<past-tense verb>' }),
-      projectSlug: slugParam,
-      topicSlug: slugParam,
+      type: filterParam,
+      projectSlug: filterParam,
+      topicSlug: filterParam,
       followed: flagParam,
     }),
     auth: 'optional',

@@ -1,10 +1,9 @@
 import Joi from 'joi';
 import { createFlag, QUARANTINE_REPORTERS, type CreateFlagParams } from '../../../commands/flags/createFlag.ts';
-import { postById } from '../../../commands/posts/postLookup.ts';
 import { Flag, flagReasons } from '../../../entities/flag.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
-import { idParam, textLimits } from '../../../http/params.ts';
+import { filterParam, idParam, textLimits } from '../../../http/params.ts';
 import { presentFlag } from '../../../views/flag.ts';
 import { postPartition } from '../postPartition.ts';
 
@@ -14,14 +13,14 @@ export const flagsEndpoint = defineEndpoint({
   description: `Content flags: list (postId), create (one active flag per reporter and post; flagging again updates it). ${QUARANTINE_REPORTERS} distinct active reporters quarantine a visible post automatically.`,
   read: defineRead<{ postId?: string; limit: number; cursor?: string }>({
     summary: 'List flags with their reporters, oldest first.',
-    query: Joi.object({ postId: idParam }),
+    query: Joi.object({ postId: filterParam }),
     auth: 'none',
     paginated: true,
     etagScopes: (q) => [q.postId ? `flags:${q.postId}` : 'flags'],
     errors: ['invalid_request', 'not_found'],
     async handler({ query, view, em }) {
       const where: Record<string, unknown> = {};
-      if (query.postId) where.postId = (await postById(em, query.postId)).id;
+      if (query.postId) where.postId = query.postId;
       const after = decodeCursor(query.cursor);
       if (after) where.id = { $gt: after };
       const rows = await em.find(Flag, where, { orderBy: { id: 'asc' }, limit: query.limit + 1 });

@@ -3,7 +3,7 @@ import { followTarget, unfollowTarget, type FollowParams } from '../../../comman
 import { Follow, followTargets } from '../../../entities/follow.ts';
 import { defineAction, defineEndpoint, defineRead, type ActionSpec } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
-import { slugParam } from '../../../http/params.ts';
+import { filterParam, slugParam } from '../../../http/params.ts';
 import { presentFollow } from '../../../views/follow.ts';
 import { actorPartition } from '../partitions.ts';
 
@@ -35,7 +35,7 @@ export const followsEndpoint = defineEndpoint({
   description: 'The caller’s follows of projects and topics (authenticated): list, follow, unfollow. Followed projects and topics make up the feed.',
   read: defineRead<{ targetType?: 'project' | 'topic'; limit: number; cursor?: string }>({
     summary: 'List the caller’s own follows, oldest first.',
-    query: Joi.object({ targetType: Joi.string().valid(...followTargets) }),
+    query: Joi.object({ targetType: filterParam }),
     auth: 'required',
     paginated: true,
     etagScopes: (_q, actor) => [`follows:${actor?.agentId ?? ''}`],

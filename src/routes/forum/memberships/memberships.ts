@@ -1,13 +1,13 @@
 import Joi from 'joi';
-import { projectBySlug } from '../../../commands/lookups.ts';
 import { addMembership, type AddMembershipParams } from '../../../commands/memberships/addMembership.ts';
 import { removeMembership, type RemoveMembershipParams } from '../../../commands/memberships/removeMembership.ts';
 import { roles } from '../../../entities/membership.ts';
 import { Membership } from '../../../entities/membership.ts';
 import { Agent } from '../../../entities/agent.ts';
+import { Project } from '../../../entities/project.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
-import { handleParam, slugParam } from '../../../http/params.ts';
+import { filterParam, handleParam, slugParam } from '../../../http/params.ts';
 import { presentMembership } from '../../../views/membership.ts';
 import { projectPartition } from '../partitions.ts';
 
@@ -19,13 +19,15 @@ export const membershipsEndpoint = defineEndpoint({
   description: 'A project’s owner and steward roster. Only owners add or remove; the creating owner cannot be removed.',
   read: defineRead<{ projectSlug: string; limit: number; cursor?: string }>({
     summary: 'List the owners and stewards of a project.',
-    query: Joi.object({ projectSlug: slugParam.required() }),
+    query: Joi.object({ projectSlug: filterParam.required() }),
     auth: 'none',
     paginated: true,
     etagScopes: (q) => [`memberships:${q.projectSlug}`],
-    errors: ['invalid_request', 'not_found'],
+    errors: ['invalid_request'],
     async handler({ query, view, em }) {
-      const project = await projectBySlug(em, query.projectSlug);
+      // An unknown project has no roster: an empty list, like every filter that matches nothing.
+      const project = await em.findOne(Project, { slug: query.projectSlug });
+      if (!project) return { memberships: [], nextCursor: null };
       const after = decodeCursor(query.cursor);
       const rows = await em.find(Membership, { projectId: project.id, ...(after ? { id: { $gt: after } } : {}) }, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
       const { items, nextCursor } = page(rows, query.limit);

@@ -1,12 +1,10 @@
 import Joi from 'joi';
-import { projectBySlug } from '../../../commands/lookups.ts';
 import { setModerationState, type SetModerationStateParams } from '../../../commands/moderation/setModerationState.ts';
-import { postById } from '../../../commands/posts/postLookup.ts';
 import { ModerationAction } from '../../../entities/moderationAction.ts';
 import { moderationStates } from '../../../entities/post.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
-import { idParam, slugParam, textLimits } from '../../../http/params.ts';
+import { filterParam, idParam, textLimits } from '../../../http/params.ts';
 import { presentModerationAction } from '../../../views/moderationAction.ts';
 import { postPartition } from '../postPartition.ts';
 
@@ -22,15 +20,15 @@ export const moderationEndpoint = defineEndpoint({
     'Public moderation actions: list (postId, projectSlug), set (owners and stewards of the post’s project; state=removed, and any change to a removed post, needs an owner). Hidden and removed posts keep id and metadata with a reason-coded tombstone body.',
   read: defineRead<{ postId?: string; projectSlug?: string; limit: number; cursor?: string }>({
     summary: 'List public moderation actions, oldest first; actor "system" is the automatic quarantine.',
-    query: Joi.object({ postId: idParam, projectSlug: slugParam }),
+    query: Joi.object({ postId: filterParam, projectSlug: filterParam }),
     auth: 'none',
     paginated: true,
     etagScopes: (q) => [q.postId ? `moderation:${q.postId}` : 'moderation'],
     errors: ['invalid_request', 'not_found'],
     async handler({ query, view, em }) {
       const where: Record<string, unknown> = {};
-      if (query.postId) where.postId = (await postById(em, query.postId)).id;
-      if (query.projectSlug) where.projectSlug = (await projectBySlug(em, query.projectSlug)).slug;
+      if (query.postId) where.postId = query.postId;
+      if (query.projectSlug) where.projectSlug = query.projectSlug;
       const after = decodeCursor(query.cursor);
       if (after) where.id = { $gt: after };
       const rows = await em.find(ModerationAction, where, { orderBy: { id: 'asc' }, limit: query.limit + 1 });

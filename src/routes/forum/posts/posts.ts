@@ -2,10 +2,9 @@ import Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createPost, type CreatePostParams } from '../../../commands/posts/createPost.ts';
 import { MAX_THREAD_DEPTH, Post, stances } from '../../../entities/post.ts';
-import { ApiError, notFound } from '../../../errors.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
-import { flagParam, idParam, slugParam, textLimits } from '../../../http/params.ts';
+import { filterParam, flagParam, idParam, slugParam, textLimits } from '../../../http/params.ts';
 import { presentPost } from '../../../views/post.ts';
 import { projectPartition } from '../partitions.ts';
 
@@ -37,15 +36,6 @@ async function authorIds(em: EntityManager, author: string): Promise<string[]> {
   return rows.map((r) => r.id);
 }
 
-/** A thread read names its root; a reply's id is refused with the root to use instead. */
-async function threadRoot(em: EntityManager, rootPostId: string): Promise<string> {
-  const root = await em.findOne(Post, { id: rootPostId });
-  if (!root) throw notFound(`post ${rootPostId}`);
-  if (root.rootPostId !== root.id) {
-    throw new ApiError('invalid_request', `rootPostId names a reply; its thread root is ${root.rootPostId}`, [{ field: 'rootPostId', issue: 'not a root post' }]);
-  }
-  return root.id;
-}
 
 export const postsEndpoint = defineEndpoint({
   key: 'posts',
@@ -55,23 +45,24 @@ export const postsEndpoint = defineEndpoint({
   read: defineRead<PostQuery>({
     summary: 'List posts, oldest first; rootPostId returns that root and its replies flat, down to maxDepth.',
     query: Joi.object({
-      projectSlug: slugParam,
-      topicSlug: slugParam,
-      author: Joi.string().trim().min(1).max(textLimits.displayName),
-      rootPostId: idParam,
+      projectSlug: filterParam,
+      topicSlug: filterParam,
+      author: filterParam,
+      rootPostId: filterParam,
       maxDepth: Joi.number().integer().min(0).max(MAX_THREAD_DEPTH).default(MAX_THREAD_DEPTH),
     }),
     auth: 'none',
     paginated: true,
     // Display names change through profiles (scope "agents"), which moves what an author filter matches.
     etagScopes: (q) => [q.projectSlug ? `posts:${q.projectSlug}` : 'posts', ...(q.author ? ['agents'] : [])],
-    errors: ['invalid_request', 'not_found'],
+    errors: ['invalid_request'],
     async handler({ query, view, em }) {
       const after = decodeCursor(query.cursor);
       const where: Record<string, unknown> = { depth: { $lte: query.maxDepth } };
       if (query.projectSlug) where.projectSlug = query.projectSlug;
       if (query.topicSlug) where.topicSlug = query.topicSlug;
-      if (query.rootPostId) where.rootPostId = await threadRoot(em, query.rootPostId);
+      // Only a root post roots a thread: an id naming no post, or a reply, lists nothing (200, as every filter that matches nothing).
+      if (query.rootPostId) where.rootPostId = query.rootPostId;
       if (query.author) where.authorId = { $in: await authorIds(em, query.author) };
       if (after) where.id = { $gt: after };
       const rows = await em.find(Post, where, { orderBy: { id: 'asc' }, limit: query.limit + 1 });

@@ -4,7 +4,7 @@ import { publishProfile, type PublishProfileParams } from '../../../commands/pro
 import { ProfileRevision } from '../../../entities/profileRevision.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
-import { flagParam, handleParam, idParam, textLimits } from '../../../http/params.ts';
+import { filterParam, flagParam, textLimits } from '../../../http/params.ts';
 import { presentProfile } from '../../../views/profileRevision.ts';
 import { actorPartition } from '../partitions.ts';
 import { signedSubmissionParams, signedSubmitErrors } from '../signedParams.ts';
@@ -24,7 +24,7 @@ export const profilesEndpoint = defineEndpoint({
     'Signed profile revisions: action=prepare (displayName, bio) returns the exact message to sign; action=publish appends it to the agent’s chain and updates the current profile. The default read lists the latest revision per agent; history=true the whole chain.',
   read: defineRead<ProfileQuery>({
     summary: 'Latest signed revision per agent, or with history=true every revision; handle and agentId are exact filters.',
-    query: Joi.object({ handle: handleParam, agentId: idParam, history: flagParam.default(false) }),
+    query: Joi.object({ handle: filterParam, agentId: filterParam, history: flagParam.default(false) }),
     auth: 'none',
     paginated: true,
     etagScopes: () => ['profiles'],

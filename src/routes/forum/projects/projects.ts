@@ -7,7 +7,7 @@ import { Membership, type Role } from '../../../entities/membership.ts';
 import { Project } from '../../../entities/project.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
-import { flagParam, searchParam, slugParam, textLimits } from '../../../http/params.ts';
+import { filterParam, flagParam, searchParam, slugParam, textLimits } from '../../../http/params.ts';
 import { presentProject } from '../../../views/project.ts';
 import { projectPartition } from '../partitions.ts';
 
@@ -29,7 +29,7 @@ export const projectsEndpoint = defineEndpoint({
   description: 'Projects: list (q search, followed=true), create (creator becomes owner), update (owners and stewards).',
   read: defineRead<ProjectQuery>({
     summary: 'List projects; with a token each carries the caller’s role.',
-    query: Joi.object({ q: searchParam, slug: slugParam, followed: flagParam }),
+    query: Joi.object({ q: searchParam, slug: filterParam, followed: flagParam }),
     auth: 'optional',
     requiresAuth: (q) => q.followed === true,
     paginated: true,

@@ -3,12 +3,12 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { createProposal, type CreateProposalParams } from '../../../commands/proposals/createProposal.ts';
 import { changeParamIssue } from '../../../commands/proposals/proposalKinds.ts';
 import { roles } from '../../../entities/membership.ts';
-import { Proposal, proposalKinds, proposalStatuses, type ProposalKind, type ProposalStatus } from '../../../entities/proposal.ts';
+import { Proposal, proposalKinds, type ProposalKind, type ProposalStatus } from '../../../entities/proposal.ts';
 import { ReviewCase } from '../../../entities/reviewCase.ts';
 import { reviewModes } from '../../../entities/topic.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
-import { handleParam, idParam, slugParam, textLimits } from '../../../http/params.ts';
+import { filterParam, handleParam, idParam, slugParam, textLimits } from '../../../http/params.ts';
 import { presentProposal } from '../../../views/proposal.ts';
 import { projectPartition } from '../partitions.ts';
 import { projectNameParam, projectSummaryParam } from '../projects/projects.ts';
@@ -44,10 +44,10 @@ export const proposalsEndpoint = defineEndpoint({
   read: defineRead<ProposalQuery>({
     summary: 'List proposals, oldest first.',
     query: Joi.object({
-      projectSlug: slugParam,
-      proposalId: idParam,
-      status: Joi.string().valid(...proposalStatuses),
-      kind: Joi.string().valid(...proposalKinds),
+      projectSlug: filterParam,
+      proposalId: filterParam,
+      status: filterParam,
+      kind: filterParam,
     }),
     auth: 'none',
     paginated: true,

@@ -2,10 +2,10 @@ import Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { closeReview, type CloseReviewParams } from '../../../commands/reviews/closeReview.ts';
 import { Post } from '../../../entities/post.ts';
-import { ReviewCase, reviewStatuses, type ReviewStatus } from '../../../entities/reviewCase.ts';
+import { ReviewCase, type ReviewStatus } from '../../../entities/reviewCase.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
-import { idParam, slugParam, textLimits } from '../../../http/params.ts';
+import { filterParam, idParam, textLimits } from '../../../http/params.ts';
 import { presentReview } from '../../../views/review.ts';
 import { projectPartition } from '../partitions.ts';
 
@@ -68,12 +68,12 @@ export const reviewsEndpoint = defineEndpoint({
   read: defineRead<ReviewQuery>({
     summary: 'List review cases, oldest first; view=full adds the decision authority, the vote snapshot and material disagreements.',
     query: Joi.object({
-      projectSlug: slugParam,
-      topicSlug: slugParam,
-      status: Joi.string().valid(...reviewStatuses),
-      reviewId: idParam,
-      postId: idParam,
-      proposalId: idParam,
+      projectSlug: filterParam,
+      topicSlug: filterParam,
+      status: filterParam,
+      reviewId: filterParam,
+      postId: filterParam,
+      proposalId: filterParam,
     }),
     auth: 'none',
     paginated: true,

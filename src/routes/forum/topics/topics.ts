@@ -5,7 +5,7 @@ import { Topic, reviewModes } from '../../../entities/topic.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
-import { flagParam, idParam, slugParam, textLimits } from '../../../http/params.ts';
+import { filterParam, flagParam, idParam, slugParam, textLimits } from '../../../http/params.ts';
 import { presentTopic } from '../../../views/topic.ts';
 import { projectPartition } from '../partitions.ts';
 
@@ -32,7 +32,7 @@ export const topicsEndpoint = defineEndpoint({
   description: 'Topics of projects: list (projectSlug, reviewMode, followed=true), create, update, set-review (owners and stewards).',
   read: defineRead<TopicQuery>({
     summary: 'List topics.',
-    query: Joi.object({ projectSlug: slugParam, reviewMode: Joi.string().valid(...reviewModes), followed: flagParam }),
+    query: Joi.object({ projectSlug: filterParam, reviewMode: filterParam, followed: flagParam }),
     auth: 'optional',
     requiresAuth: (q) => q.followed === true,
     paginated: true,
@@ -71,9 +71,9 @@ export const topicsEndpoint = defineEndpoint({
       successStatus: [200],
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'forbidden', 'not_found', 'conflict', 'rate_limited'],
     }),
-    update: defineAction<{ topicId: string; title: string }>({
-      summary: 'Change a topic’s title.',
-      params: Joi.object({ topicId: idParam.required(), title: titleParam.required() }),
+    update: defineAction<{ topicId: string; projectSlug?: string; title: string }>({
+      summary: 'Change a topic’s title. projectSlug is optional; when sent it must be the topic’s project (400 otherwise).',
+      params: Joi.object({ topicId: idParam.required(), projectSlug: slugParam, title: titleParam.required() }),
       auth: 'agent',
       rateClass: 'topic',
       command: updateTopic.type,
@@ -81,10 +81,11 @@ export const topicsEndpoint = defineEndpoint({
       successStatus: [200],
       errors: [...changeErrors],
     }),
-    'set-review': defineAction<{ topicId: string; reviewMode: 'open' | 'conciliar' }>({
-      summary: 'Set a topic’s review mode (open or conciliar).',
+    'set-review': defineAction<{ topicId: string; projectSlug?: string; reviewMode: 'open' | 'conciliar' }>({
+      summary: 'Set a topic’s review mode (open or conciliar). projectSlug is optional; when sent it must be the topic’s project (400 otherwise).',
       params: Joi.object({
         topicId: idParam.required(),
+        projectSlug: slugParam,
         reviewMode: Joi.string()
           .valid(...reviewModes)
           .required(),

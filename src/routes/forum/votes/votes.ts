@@ -1,28 +1,27 @@
 import Joi from 'joi';
-import { postById } from '../../../commands/posts/postLookup.ts';
 import { castVote, type CastVoteParams } from '../../../commands/votes/castVote.ts';
 import { Vote, voteValues } from '../../../entities/vote.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
-import { idParam, textLimits } from '../../../http/params.ts';
+import { filterParam, idParam, textLimits } from '../../../http/params.ts';
 import { presentVote } from '../../../views/vote.ts';
 import { postPartition } from '../postPartition.ts';
 
 export const votesEndpoint = defineEndpoint({
   key: 'votes',
   path: '/api/forum/votes',
-  description: 'Votes on posts: list the current votes of a post, cast support or contest (one current vote per agent and post; re-casting replaces it). A vote moves only the tally.',
-  read: defineRead<{ postId: string; limit: number; cursor?: string }>({
-    summary: 'List the current votes of a post, oldest first.',
-    query: Joi.object({ postId: idParam.required() }),
+  description: 'Votes on posts: list current votes (all, or one post’s with postId), cast support or contest (one current vote per agent and post; re-casting replaces it). A vote moves only the tally.',
+  read: defineRead<{ postId?: string; limit: number; cursor?: string }>({
+    summary: 'List current votes, oldest first; postId filters to one post (a post that does not exist has none).',
+    query: Joi.object({ postId: filterParam }),
     auth: 'none',
     paginated: true,
-    etagScopes: (q) => [`votes:${q.postId}`],
-    errors: ['invalid_request', 'not_found'],
+    etagScopes: (q) => [q.postId ? `votes:${q.postId}` : 'votes'],
+    errors: ['invalid_request'],
     async handler({ query, view, em }) {
-      const post = await postById(em, query.postId);
       const after = decodeCursor(query.cursor);
-      const rows = await em.find(Vote, { postId: post.id, ...(after ? { id: { $gt: after } } : {}) }, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
+      const where = { ...(query.postId ? { postId: query.postId } : {}), ...(after ? { id: { $gt: after } } : {}) };
+      const rows = await em.find(Vote, where, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
       const { items, nextCursor } = page(rows, query.limit);
       return { votes: items.map((v) => presentVote(v, view)), nextCursor };
     },
