@@ -38,6 +38,8 @@ export interface ReadSpec<Q = any> {
   freshness?: (ctx: ApiContext, query: Q, actor: Actor | null, now: Date) => Promise<string>;
   /** The body of the response without the envelope. */
   handler: (ctx: ReadContext<Q>) => Promise<Record<string, unknown>>;
+  /** The shape of what handler returns (views/schema.ts): openapi.json's 200 and the tests' check of every response. */
+  response: Joi.Schema;
   errors: ErrorCode[];
 }
 
@@ -52,6 +54,8 @@ export interface ActionSpec<P = any> {
   /** Project slug, or agent/handle for commands outside a project. */
   partitionKey: (params: P, actor: Actor | null, db: () => EntityManager) => string | Promise<string>;
   successStatus: number[];
+  /** The shape of a successful result's body without the envelope (views/schema.ts). */
+  response: Joi.Schema;
   errors: ErrorCode[];
   /** The HTTP tier mints a bearer token: its hash goes to the command, the secret only to this response. */
   issuesToken?: boolean;

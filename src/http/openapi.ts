@@ -3,6 +3,7 @@ import joiToJson from 'joi-to-json';
 import { errorStatus, type ErrorCode } from '../errors.ts';
 import type { ActionSpec, EndpointSpec } from './endpoint.ts';
 import { FORUM_API_VERSION } from './envelope.ts';
+import { namedRecords } from '../views/schema.ts';
 import { listedParameters } from './listedParameters.ts';
 import { actionSchema } from './mutate.ts';
 import { fullReadSchema } from './read.ts';
@@ -12,7 +13,7 @@ type JsonSchema = { type?: string; properties?: Record<string, JsonSchema>; requ
 // joi-to-json is CommonJS whose module.exports is the parse function itself.
 const parse = joiToJson as unknown as (schema: Joi.Schema, mode: 'open-api-3.1') => unknown;
 
-function jsonSchemaOf(schema: Joi.ObjectSchema): JsonSchema {
+function jsonSchemaOf(schema: Joi.Schema): JsonSchema {
   return parse(schema, 'open-api-3.1') as JsonSchema;
 }
 
@@ -26,13 +27,20 @@ const statusText: Record<number, string> = {
   404: 'Not found',
   405: 'Method not allowed',
   409: 'Conflict',
+  413: 'Body too large',
+  415: 'Unsupported media type',
   429: 'Rate limit exceeded',
-  503: 'Command accepted but not finished in time; retry with the same retry key',
+  503: 'A dependency is unavailable, or the command is accepted but not finished in time: retry after Retry-After (with the same retry key)',
 };
+
+/** Errors any operation can answer: bad parameters, a bad credential, a dependency outage or a slow command. */
+const pipelineErrors: ErrorCode[] = ['invalid_request', 'invalid_token', 'service_unavailable', 'command_pending'];
+/** Errors of the POST transport itself. */
+const bodyErrors: ErrorCode[] = ['invalid_action', 'payload_too_large', 'unsupported_media_type'];
 
 function errorResponses(codes: readonly ErrorCode[]): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...codes, 'invalid_request' as const, 'command_pending' as const]) {
+  for (const code of [...codes, ...pipelineErrors]) {
     const status = errorStatus[code];
     byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), code])]);
   }
@@ -41,7 +49,7 @@ function errorResponses(codes: readonly ErrorCode[]): Record<string, unknown> {
     out[String(status)] = {
       description: `${statusText[status] ?? 'Error'}: ${list.join(', ')}`,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
-      ...(status === 429 ? { headers: rateHeaders(true) } : {}),
+      ...(status === 429 ? { headers: rateHeaders(true) } : status === 503 ? { headers: { 'Retry-After': { schema: { type: 'integer' } } } } : {}),
     };
   }
   return out;
@@ -54,15 +62,37 @@ function rateHeaders(withRetryAfter: boolean): Record<string, unknown> {
   return headers;
 }
 
-function success(statuses: number[], description: string, rate: boolean): Record<string, unknown> {
+/** A body schema inside the envelope: apiVersion and ok beside the body's own fields (alternatives each get them). */
+function enveloped(body: JsonSchema, version: string): JsonSchema {
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    const variants = body[key];
+    if (Array.isArray(variants)) return { [key]: (variants as JsonSchema[]).map((v) => enveloped(v, version)) };
+  }
+  return {
+    ...body,
+    properties: { apiVersion: { type: 'string', const: version }, ok: { type: 'boolean', const: true }, ...(body.properties ?? {}) },
+    required: ['apiVersion', 'ok', ...(body.required ?? [])],
+  };
+}
+
+/** Each success status with the bodies that produce it (a read and/or actions); several are alternatives. */
+function success(byStatus: Map<number, Joi.Schema[]>, description: string, rate: boolean, version: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const status of statuses) {
+  for (const [status, schemas] of [...byStatus].sort(([a], [b]) => a - b)) {
+    // Two actions answering the same shape (update and set-review: a topic) are one alternative.
+    const variants = [...new Map(schemas.map((schema) => enveloped(jsonSchemaOf(schema), version)).map((v) => [JSON.stringify(v), v])).values()];
     out[String(status)] = {
       description: `${statusText[status] ?? 'OK'}: ${description}`,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } },
+      content: { 'application/json': { schema: variants.length === 1 ? variants[0] : { anyOf: variants } } },
       ...(rate ? { headers: rateHeaders(false) } : {}),
     };
   }
+  return out;
+}
+
+function byStatus(entries: [number[], Joi.Schema][]): Map<number, Joi.Schema[]> {
+  const out = new Map<number, Joi.Schema[]>();
+  for (const [statuses, schema] of entries) for (const status of statuses) out.set(status, [...(out.get(status) ?? []), schema]);
   return out;
 }
 
@@ -105,11 +135,18 @@ function actionBodySchema(endpoint: EndpointSpec, name: string, action: ActionSp
   };
 }
 
-function operations(endpoint: EndpointSpec): Record<string, unknown> {
+/** Public reads take an optional token (the empty requirement), reads that need one do not; every mutation needs bearerAuth except registration. */
+function readSecurity(endpoint: EndpointSpec): Record<string, string[]>[] {
+  const tokenOnGet: Record<string, string[]>[] = [{ bearerAuth: [] }, { getOnlyToken: [] }];
+  if (endpoint.read && endpoint.read.auth === 'required') return tokenOnGet;
+  return [...tokenOnGet, {}];
+}
+
+function operations(endpoint: EndpointSpec, version: string): Record<string, unknown> {
   const actions = Object.entries(endpoint.actions ?? {});
   const readErrors = endpoint.read?.errors ?? [];
   const actionErrors = actions.flatMap(([, a]) => a.errors);
-  const successStatuses = [...new Set([200, ...actions.flatMap(([, a]) => a.successStatus)])];
+  const actionResults: [number[], Joi.Schema][] = actions.map(([, a]) => [a.successStatus, a.response]);
   const anyAgentAction = actions.some(([, a]) => a.auth === 'agent');
   const path: Record<string, unknown> = {
     get: {
@@ -117,11 +154,11 @@ function operations(endpoint: EndpointSpec): Record<string, unknown> {
       summary: endpoint.read ? endpoint.read.summary : `${endpoint.description} (GET with action is the same mutation).`,
       description: endpoint.description,
       parameters: queryParameters(endpoint),
-      security: [{ bearerAuth: [] }, { getOnlyToken: [] }, {}],
+      security: endpoint.read ? readSecurity(endpoint) : anyAgentAction ? [{ bearerAuth: [] }, { getOnlyToken: [] }] : [],
       responses: {
-        ...success(successStatuses, endpoint.read ? 'the read, or the mutation named by action' : 'the mutation result', actions.length > 0),
+        ...success(byStatus([...(endpoint.read ? [[[200], endpoint.read.response] as [number[], Joi.Schema]] : []), ...actionResults]), endpoint.read ? 'the read, or the mutation named by action' : 'the mutation result', actions.length > 0, version),
         ...(endpoint.read ? { '304': { description: statusText[304] } } : {}),
-        ...errorResponses([...readErrors, ...actionErrors]),
+        ...errorResponses([...readErrors, ...actionErrors, ...(actions.length > 0 ? ['invalid_action' as const] : [])]),
       },
     },
   };
@@ -134,11 +171,61 @@ function operations(endpoint: EndpointSpec): Record<string, unknown> {
       summary: actions.map(([name, a]) => `${name}: ${a.summary}`).join(' | '),
       parameters: [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } }],
       requestBody: { required: true, content: { 'application/json': { schema }, 'application/x-www-form-urlencoded': { schema } } },
-      security: anyAgentAction ? [{ bearerAuth: [] }] : [{}],
-      responses: { ...success([...new Set(actions.flatMap(([, a]) => a.successStatus))], 'the mutation result', true), ...errorResponses(actionErrors) },
+      security: anyAgentAction ? [{ bearerAuth: [] }] : [],
+      responses: { ...success(byStatus(actionResults), 'the mutation result', true, version), ...errorResponses([...actionErrors, ...bodyErrors]) },
     };
   }
   return path;
+}
+
+/** A public GET document beside the endpoints (a discovery document, an openapi.json): `fields` are what it always has. */
+export function documentPath(operationId: string, summary: string, fields: string[]): Record<string, unknown> {
+  const schema = { type: 'object', required: fields, properties: Object.fromEntries(fields.map((f) => [f, {}])), additionalProperties: true };
+  return {
+    get: {
+      operationId,
+      summary,
+      security: [],
+      responses: {
+        '200': { description: 'OK', content: { 'application/json': { schema } } },
+        '404': { description: 'Not found', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } },
+      },
+    },
+  };
+}
+
+/**
+ * Named records (views/schema.ts) become components: every inline copy of a
+ * record's schema is replaced by a $ref, and only the records a document uses
+ * are published in it.
+ */
+function extractComponents(paths: Record<string, unknown>): Record<string, JsonSchema> {
+  const byShape = new Map<string, string>();
+  const shapes = new Map<string, JsonSchema>();
+  for (const [name, schema] of namedRecords) {
+    const json = jsonSchemaOf(schema);
+    byShape.set(JSON.stringify(json), name);
+    shapes.set(name, json);
+  }
+  const used = new Set<string>();
+  const replace = (node: unknown, root: string | null): unknown => {
+    if (Array.isArray(node)) return node.map((n) => replace(n, null));
+    if (node === null || typeof node !== 'object') return node;
+    const name = byShape.get(JSON.stringify(node));
+    if (name && name !== root) {
+      used.add(name);
+      return { $ref: `#/components/schemas/${name}` };
+    }
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, replace(v, null)]));
+  };
+  for (const [path, item] of Object.entries(paths)) paths[path] = replace(item, null);
+  const components: Record<string, JsonSchema> = {};
+  // A record may contain another (a relay case its updates): resolve until no new name appears.
+  for (let size = -1; size !== used.size; ) {
+    size = used.size;
+    for (const name of [...used]) components[name] = replace(shapes.get(name), name) as JsonSchema;
+  }
+  return Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b)));
 }
 
 export interface OpenApiInfo {
@@ -152,10 +239,11 @@ const forumInfo: OpenApiInfo = { title: 'Agora forum API', version: FORUM_API_VE
 /** OpenAPI 3.1 generated from the same declarations and Joi schemas that validate requests; `info` names the API (the relay has its own version). */
 export function buildOpenApi(endpoints: EndpointSpec[], extraPaths: Record<string, unknown> = {}, info: OpenApiInfo = forumInfo): Record<string, unknown> {
   const paths: Record<string, unknown> = { ...extraPaths };
-  for (const endpoint of endpoints) paths[endpoint.path] = operations(endpoint);
+  for (const endpoint of endpoints) paths[endpoint.path] = operations(endpoint, info.version);
+  const records = extractComponents(paths);
   return {
     openapi: '3.1.0',
-    info,
+    info: { ...info, license: { name: 'MIT', identifier: 'MIT' } },
     servers: [{ url: '/' }],
     paths,
     components: {
@@ -164,14 +252,10 @@ export function buildOpenApi(endpoints: EndpointSpec[], extraPaths: Record<strin
         getOnlyToken: { type: 'apiKey', in: 'query', name: 'access_token', description: 'GET-only fallback; query-string credentials can appear in logs.' },
       },
       schemas: {
-        Envelope: {
-          type: 'object',
-          required: ['apiVersion', 'ok'],
-          properties: { apiVersion: { type: 'string', const: info.version }, ok: { type: 'boolean' }, nextCursor: { type: ['string', 'null'] } },
-          additionalProperties: true,
-        },
+        ...records,
         ErrorEnvelope: {
           type: 'object',
+          examples: [{ apiVersion: info.version, ok: false, error: { code: 'invalid_request', message: 'invalid parameters: limit', details: [{ field: 'limit', issue: 'limit must be less than or equal to 100' }] } }],
           required: ['apiVersion', 'ok', 'error'],
           properties: {
             apiVersion: { type: 'string' },

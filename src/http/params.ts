@@ -8,14 +8,16 @@ export { textLimits };
 
 export const handleParam = Joi.string()
   .pattern(/^[a-z0-9][a-z0-9_-]{1,31}$/)
+  .example('my-agent')
   .messages({ 'string.pattern.base': 'handle must be 2-32 lowercase letters, digits, _ or -, starting with a letter or digit' });
 
 export const slugParam = Joi.string()
   .pattern(/^[a-z0-9][a-z0-9-]{1,63}$/)
+  .example('demo')
   .messages({ 'string.pattern.base': '{#label} must be 2-64 lowercase letters, digits or -, starting with a letter or digit' });
 
 /** Record ids are opaque: see domain/opaqueId.ts. */
-export const idParam = opaqueIdRule;
+export const idParam = opaqueIdRule.example('pst_01jz3k5m7q9s1v3x5z7b9d1f3h');
 
 /**
  * An exact-match filter of a listing (handle, slug, id, fingerprint, type,
@@ -25,6 +27,7 @@ export const idParam = opaqueIdRule;
 export const filterParam = Joi.string().max(200);
 
 export const publicKeyParam = Joi.string()
+  .example('11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo')
   .custom((value: string, helpers) => (isPublicKey(value) ? value : helpers.error('any.invalid')))
   .messages({ 'any.invalid': '{#label} must be a raw 32-byte Ed25519 public key, unpadded base64url' });
 
@@ -32,6 +35,7 @@ export const publicKeyParam = Joi.string()
 export const SIGNATURE_FORMAT_ERROR = 'signature.format';
 
 export const signatureParam = Joi.string()
+  .example('5P6nqLxq2JbN3zEPRGyZ0RqyMRy2CzSXZC0hGqTrwPKuY3gOAmzSnJZ0hMl9OTQvrkixJJ-Ydj7shUMuBCrYDQ')
   .custom((value: string, helpers) => (isSignatureFormat(value) ? value : helpers.error(SIGNATURE_FORMAT_ERROR)))
   .messages({ [SIGNATURE_FORMAT_ERROR]: '{#label} must be a raw 64-byte Ed25519 signature, unpadded base64url' });
 

@@ -3,12 +3,11 @@ import Hapi from '@hapi/hapi';
 import type { ApiContext } from '../context.ts';
 import { pendingMigrations } from '../db/orm.ts';
 import { discoveryDocument } from '../routes/forum/discovery.ts';
-import { forumEndpoints } from '../routes/forum/index.ts';
+import { forumEndpoints, forumOpenApi } from '../routes/forum/index.ts';
 import { registerRelay } from '../routes/relay/index.ts';
 import type { Dependency } from '../observability/outages.ts';
 import { envelope } from './envelope.ts';
 import { errorMapper } from './errorMapping.ts';
-import { buildOpenApi } from './openapi.ts';
 import { registerOperatorRoutes } from './operator.ts';
 import { registerRequestLog } from './requestLog.ts';
 import { registerEndpoints } from './router.ts';
@@ -52,10 +51,7 @@ export async function createApiServer(ctx: ApiContext): Promise<Hapi.Server> {
 
   const endpoints = forumEndpoints(ctx.settings);
   registerEndpoints(server, ctx, endpoints);
-  const openapi = buildOpenApi(endpoints, {
-    '/api/forum': { get: { operationId: 'discovery', summary: 'Discovery document', responses: { '200': { description: 'OK' } } } },
-    '/api/forum/openapi.json': { get: { operationId: 'openapi', summary: 'This document', responses: { '200': { description: 'OK' } } } },
-  });
+  const openapi = forumOpenApi(ctx.settings);
 
   server.route({ method: 'GET', path: '/api/forum', handler: (request) => envelope(request.path, true, discoveryDocument(ctx.settings)) });
   server.route({ method: 'GET', path: '/api/forum/openapi.json', handler: () => openapi });

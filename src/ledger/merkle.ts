@@ -4,8 +4,8 @@ import { createHash } from 'node:crypto';
  * Merkle trees as RFC 6962 / RFC 9162 define them: leaf hash =
  * SHA-256(0x00 || leaf), interior node = SHA-256(0x01 || left || right),
  * and a tree of n leaves splits at the largest power of two below n.
- * Pure functions over 32-byte hashes, so the server, the verifier command
- * and any witness compute exactly the same values.
+ * Pure functions over 32-byte hashes. Verifying proofs is the witness's
+ * side: sdk/src/merkle.ts (WebCrypto), which the tests check against these.
  */
 export type Hash = Uint8Array;
 
@@ -22,10 +22,6 @@ export function nodeHash(left: Hash, right: Hash): Hash {
 
 export function emptyRoot(): Hash {
   return createHash('sha256').digest();
-}
-
-export function hashesEqual(a: Hash, b: Hash): boolean {
-  return a.length === b.length && Buffer.from(a).equals(Buffer.from(b));
 }
 
 /** The largest power of two strictly below n (n >= 2). */
@@ -81,65 +77,3 @@ export function consistencyProof(leaves: readonly Hash[], first: number, second 
   if (first === 0 || first === second) return [];
   return subproof(leaves, first, 0, second, true);
 }
-
-const isOdd = (n: number): boolean => n % 2 === 1;
-const isPowerOfTwo = (n: number): boolean => n > 0 && n === splitPoint(n + 1);
-const half = (n: number): number => Math.floor(n / 2);
-
-/** RFC 9162 section 2.1.3.2: does `proof` place `leaf` at `index` in the tree of `treeSize` leaves with `root`? */
-export function verifyInclusion(leaf: Hash, index: number, treeSize: number, proof: readonly Hash[], root: Hash): boolean {
-  if (!isSize(index) || !isSize(treeSize) || index >= treeSize) return false;
-  let fn = index;
-  let sn = treeSize - 1;
-  let r = leaf;
-  for (const p of proof) {
-    if (sn === 0) return false;
-    if (isOdd(fn) || fn === sn) {
-      r = nodeHash(p, r);
-      while (!isOdd(fn) && fn !== 0) {
-        fn = half(fn);
-        sn = half(sn);
-      }
-    } else {
-      r = nodeHash(r, p);
-    }
-    fn = half(fn);
-    sn = half(sn);
-  }
-  return sn === 0 && hashesEqual(r, root);
-}
-
-/** RFC 9162 section 2.1.4.2: is the tree (`first`, `firstRoot`) a prefix of (`second`, `secondRoot`)? */
-export function verifyConsistency(first: number, second: number, firstRoot: Hash, secondRoot: Hash, proof: readonly Hash[]): boolean {
-  if (!isSize(first) || !isSize(second) || first > second) return false;
-  if (first === second) return proof.length === 0 && hashesEqual(firstRoot, secondRoot);
-  // Every tree extends the empty tree; there is nothing to prove.
-  if (first === 0) return proof.length === 0;
-  if (proof.length === 0) return false;
-  const path = isPowerOfTwo(first) ? [firstRoot, ...proof] : [...proof];
-  let fn = first - 1;
-  let sn = second - 1;
-  while (isOdd(fn)) {
-    fn = half(fn);
-    sn = half(sn);
-  }
-  let fr = path[0] as Hash;
-  let sr = path[0] as Hash;
-  for (const c of path.slice(1)) {
-    if (sn === 0) return false;
-    if (isOdd(fn) || fn === sn) {
-      fr = nodeHash(c, fr);
-      sr = nodeHash(c, sr);
-      while (!isOdd(fn) && fn !== 0) {
-        fn = half(fn);
-        sn = half(sn);
-      }
-    } else {
-      sr = nodeHash(sr, c);
-    }
-    fn = half(fn);
-    sn = half(sn);
-  }
-  return sn === 0 && hashesEqual(fr, firstRoot) && hashesEqual(sr, secondRoot);
-}
-

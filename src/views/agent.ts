@@ -1,6 +1,7 @@
 import type { Agent } from '../entities/agent.ts';
 import { reputationScore, tierFor } from '../domain/reputation.ts';
 import { forumBase, iso, withFull, type View } from './view.ts';
+import { integer, links, named, nullableText, nullableTimestamp, oneOf, record, text } from './schema.ts';
 
 export function presentAgent(agent: Agent, view: View, now: Date) {
   return withFull(
@@ -22,3 +23,11 @@ export function presentAgent(agent: Agent, view: View, now: Date) {
     }),
   );
 }
+
+export const agentRecord = named('Agent', record(
+  { id: text(), handle: text(), displayName: nullableText(), score: integer().min(0).max(100), tier: oneOf(['newcomer', 'participant', 'established']) },
+  { bio: nullableText(), publicKey: text(), fingerprint: text(), createdAt: nullableTimestamp(), updatedAt: nullableTimestamp(), links: links() },
+));
+
+/** The agent as /agents/me, register and key rotation show it (always full). */
+export const fullAgentRecord = named('AgentFull', agentRecord.fork(['bio', 'publicKey', 'fingerprint', 'createdAt', 'updatedAt', 'links'], (s) => s.required()));

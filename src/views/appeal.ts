@@ -1,5 +1,8 @@
 import type { Appeal } from '../entities/appeal.ts';
 import { forumBase, iso, withFull, type View } from './view.ts';
+import { appealStatuses } from '../entities/appeal.ts';
+import { moderationStates } from '../entities/post.ts';
+import { links, named, nullableText, nullableTimestamp, oneOf, record, text } from './schema.ts';
 
 /** Appeals are public records: the appellant's reason and the outcome are shown to anyone. */
 export function presentAppeal(appeal: Appeal, view: View) {
@@ -27,3 +30,8 @@ export function presentAppeal(appeal: Appeal, view: View) {
     }),
   );
 }
+
+export const appealRecord = named('Appeal', record(
+  { appealId: text(), postId: text(), appellant: text(), reason: text(), status: oneOf(appealStatuses), detail: nullableText(), decidedBy: nullableText() },
+  { projectSlug: text(), appealedState: oneOf(moderationStates), moderationActionId: nullableText(), createdAt: nullableTimestamp(), decidedAt: nullableTimestamp(), links: links() },
+));

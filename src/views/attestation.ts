@@ -1,6 +1,8 @@
 import type { Attestation } from '../entities/attestation.ts';
 import { attestationStatus } from '../domain/attestations.ts';
 import { forumBase, iso, withFull, type View } from './view.ts';
+import { attestationKinds } from '../entities/attestation.ts';
+import { links, named, nullableText, nullableTimestamp, oneOf, record, text } from './schema.ts';
 
 export function presentAttestation(a: Attestation, view: View, now: Date) {
   return withFull(
@@ -28,3 +30,27 @@ export function presentAttestation(a: Attestation, view: View, now: Date) {
     }),
   );
 }
+
+export const attestationRecord = named('Attestation', record(
+  {
+    attestationId: text(),
+    issuer: text(),
+    subject: text(),
+    kind: oneOf(attestationKinds),
+    claim: text(),
+    evidenceUrl: nullableText(),
+    expiresAt: nullableTimestamp(),
+    status: oneOf(['active', 'revoked', 'expired']),
+  },
+  {
+    nonce: text(),
+    signature: text(),
+    payload: text(),
+    envelope: text(),
+    signingKey: text(),
+    fingerprint: text(),
+    createdAt: nullableTimestamp(),
+    revokedAt: nullableTimestamp(),
+    links: links(),
+  },
+));

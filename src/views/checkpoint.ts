@@ -1,6 +1,7 @@
 import type { Checkpoint } from '../entities/checkpoint.ts';
 import { checkpointNote, checkpointOrigin } from '../ledger/checkpointPayload.ts';
 import { forumBase, iso, withFull, type View } from './view.ts';
+import { integer, links, named, nullableText, nullableTimestamp, record, text } from './schema.ts';
 
 /**
  * Compact: chain identifiers (signerFingerprint, sequence, predecessorId) and
@@ -36,3 +37,18 @@ export function presentCheckpoint(checkpoint: Checkpoint, view: View) {
     },
   }));
 }
+
+export const checkpointRecord = named('Checkpoint', record(
+  {
+    checkpointId: text(),
+    projectSlug: text(),
+    signerFingerprint: text(),
+    sequence: integer(),
+    predecessorId: nullableText(),
+    treeSize: integer(),
+    rootHash: text(),
+    firstEventId: nullableText(),
+    lastEventId: nullableText(),
+  },
+  { signerAgentId: text(), signerPublicKey: text(), payload: text(), envelope: text(), signature: text(), note: text(), createdAt: nullableTimestamp(), links: links() },
+));

@@ -1,6 +1,8 @@
 import type { LedgerEvent } from '../entities/ledgerEvent.ts';
 import { encodeHash, type PublicEvent } from '../ledger/leaf.ts';
 import { forumBase, iso, withFull, type View } from './view.ts';
+import Joi from 'joi';
+import { integer, links, named, nullableText, nullableTimestamp, record, text, timestamp } from './schema.ts';
 
 /**
  * Compact: { eventId, type, projectSlug, topicSlug, actor, subjectId, createdAt }.
@@ -30,3 +32,8 @@ export function presentEvent(event: LedgerEvent, view: View) {
     },
   }));
 }
+
+export const eventRecord = named('Event', record(
+  { eventId: text(), type: text(), projectSlug: nullableText(), topicSlug: nullableText(), actor: nullableText(), subjectId: nullableText(), createdAt: timestamp() },
+  { data: Joi.any(), leafIndex: integer().allow(null), leafHash: nullableText(), publishedAt: nullableTimestamp(), links: links() },
+));

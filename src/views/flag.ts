@@ -1,5 +1,8 @@
 import type { Flag } from '../entities/flag.ts';
 import { iso, withFull, type View } from './view.ts';
+import Joi from 'joi';
+import { flagReasons } from '../entities/flag.ts';
+import { named, nullableText, nullableTimestamp, oneOf, record, text } from './schema.ts';
 
 export function presentFlag(flag: Flag, view: View) {
   return withFull(
@@ -8,3 +11,8 @@ export function presentFlag(flag: Flag, view: View) {
     () => ({ projectSlug: flag.projectSlug, createdAt: iso(flag.createdAt), updatedAt: iso(flag.updatedAt) }),
   );
 }
+
+export const flagRecord = named('Flag', record(
+  { id: text(), postId: text(), reporter: text(), reasonCode: oneOf(flagReasons), detail: nullableText(), active: Joi.boolean() },
+  { projectSlug: text(), createdAt: nullableTimestamp(), updatedAt: nullableTimestamp() },
+));

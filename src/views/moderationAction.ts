@@ -1,5 +1,7 @@
 import type { ModerationAction } from '../entities/moderationAction.ts';
 import { iso, withFull, type View } from './view.ts';
+import { moderationStates } from '../entities/post.ts';
+import { named, nullableText, nullableTimestamp, oneOf, record, text } from './schema.ts';
 
 /** A public moderation record; `actor` is "system" for the automatic quarantine. */
 export function presentModerationAction(action: ModerationAction, view: View) {
@@ -9,3 +11,8 @@ export function presentModerationAction(action: ModerationAction, view: View) {
     () => ({ projectSlug: action.projectSlug, appealId: action.appealId ?? null, createdAt: iso(action.createdAt) }),
   );
 }
+
+export const moderationActionRecord = named('ModerationAction', record(
+  { id: text(), postId: text(), state: oneOf(moderationStates), reasonCode: text(), detail: nullableText(), actor: text() },
+  { projectSlug: text(), appealId: nullableText(), createdAt: nullableTimestamp() },
+));

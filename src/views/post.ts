@@ -1,5 +1,8 @@
 import type { Post } from '../entities/post.ts';
 import { forumBase, iso, withFull, type View } from './view.ts';
+import { moderationStates, stances } from '../entities/post.ts';
+import Joi from 'joi';
+import { integer, links, named, nullableText, nullableTimestamp, oneOf, record, tally, text } from './schema.ts';
 
 /** Hidden and removed posts keep id and metadata; only the body is replaced, with the public reason code. */
 export function publicBody(post: Post): string {
@@ -37,3 +40,21 @@ export function presentPost(post: Post, view: View) {
     }),
   );
 }
+
+export const postRecord = named('Post', record(
+  {
+    id: text(),
+    projectSlug: text(),
+    topicSlug: text(),
+    author: record({ handle: text() }, { id: text(), fingerprint: text() }),
+    parentPostId: nullableText(),
+    rootPostId: text(),
+    depth: integer(),
+    stance: oneOf(stances).allow(null),
+    body: text(),
+    moderationState: oneOf(moderationStates),
+    reviewRequested: Joi.boolean(),
+    tally: tally(),
+  },
+  { moderationReason: nullableText(), createdAt: nullableTimestamp(), updatedAt: nullableTimestamp(), links: links() },
+));

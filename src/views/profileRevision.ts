@@ -1,5 +1,6 @@
 import type { ProfileRevision } from '../entities/profileRevision.ts';
 import { forumBase, iso, withFull, type View } from './view.ts';
+import { integer, links, named, nullableText, nullableTimestamp, record, text } from './schema.ts';
 
 export function presentProfile(r: ProfileRevision, view: View) {
   return withFull(
@@ -25,3 +26,8 @@ export function presentProfile(r: ProfileRevision, view: View) {
     }),
   );
 }
+
+export const profileRecord = named('ProfileRevision', record(
+  { revisionId: text(), agentId: text(), handle: text(), sequence: integer(), predecessor: nullableText(), hash: text(), displayName: nullableText(), bio: nullableText() },
+  { payload: text(), envelope: text(), signature: text(), signingKey: text(), fingerprint: text(), createdAt: nullableTimestamp(), links: links() },
+));

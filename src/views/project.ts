@@ -1,6 +1,9 @@
 import type { Project } from '../entities/project.ts';
 import type { Role } from '../entities/membership.ts';
 import { forumBase, iso, withFull, type View } from './view.ts';
+import Joi from 'joi';
+import { roles } from '../entities/membership.ts';
+import { links, named, nullableTimestamp, oneOf, record, text } from './schema.ts';
 
 export interface RosterEntry {
   handle: string;
@@ -23,3 +26,15 @@ export function presentProject(project: Project, view: View, extra: { role?: Rol
     },
   }));
 }
+
+export const projectRecord = named('Project', record(
+  { id: text(), slug: text(), name: text() },
+  {
+    role: oneOf(roles).allow(null),
+    summary: text().allow(null),
+    roster: Joi.array().items(record({ handle: text(), role: oneOf(roles), creator: Joi.boolean() })),
+    createdAt: nullableTimestamp(),
+    updatedAt: nullableTimestamp(),
+    links: links(),
+  },
+));

@@ -1,6 +1,10 @@
 import type { RelayCase } from '../entities/relayCase.ts';
 import type { RelayUpdate } from '../entities/relayUpdate.ts';
 import { iso, withFull, type View } from './view.ts';
+import Joi from 'joi';
+import { relayKinds, relayStatuses, relayUrgencies } from '../entities/relayCase.ts';
+import { relayAuthorRoles, relayVisibilities } from '../entities/relayUpdate.ts';
+import { links, named, nullableText, nullableTimestamp, oneOf, record, text } from './schema.ts';
 
 export const relayBase = '/api/relay';
 
@@ -42,3 +46,22 @@ export function presentRelayCase(c: RelayCase, view: View, updates?: { items: Re
   if (!updates) return compact;
   return { ...compact, updates: updates.items.map((u) => presentRelayUpdate(u, view, updates.viewer)), moreUpdates: updates.more };
 }
+
+export const relayUpdateRecord = named('RelayUpdate', record(
+  { updateId: text(), case: text(), from: oneOf(relayAuthorRoles), status: oneOf(relayStatuses).allow(null), body: nullableText(), visibility: oneOf(relayVisibilities), createdAt: nullableTimestamp() },
+  { author: text(), links: links() },
+));
+
+export const relayCaseRecord = named('RelayCase', record(
+  { reference: text(), kind: oneOf(relayKinds), urgency: oneOf(relayUrgencies), status: oneOf(relayStatuses), summary: text(), requester: text() },
+  {
+    detail: nullableText(),
+    safetyAcknowledged: Joi.boolean(),
+    createdAt: nullableTimestamp(),
+    updatedAt: nullableTimestamp(),
+    closedAt: nullableTimestamp(),
+    links: links(),
+    updates: Joi.array().items(relayUpdateRecord),
+    moreUpdates: Joi.boolean(),
+  },
+));

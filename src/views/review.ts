@@ -1,6 +1,9 @@
 import type { Tally } from '../domain/review.ts';
 import type { ReviewCase } from '../entities/reviewCase.ts';
 import { forumBase, iso, withFull, type View } from './view.ts';
+import Joi from 'joi';
+import { reviewStatuses } from '../entities/reviewCase.ts';
+import { integer, links, named, nullableText, nullableTimestamp, oneOf, record, tally, text } from './schema.ts';
 
 /**
  * A review case. `tally` is live from the post's votes while the review is
@@ -40,3 +43,29 @@ export function presentReview(review: ReviewCase, view: View, liveTally: Tally |
     }),
   );
 }
+
+export const reviewRecord = named('Review', record(
+  {
+    reviewId: text(),
+    postId: text(),
+    proposalId: nullableText(),
+    projectSlug: text(),
+    topicSlug: text(),
+    status: oneOf(reviewStatuses),
+    outcome: nullableText(),
+    tally: tally().allow(null),
+    conclusion: nullableText(),
+    assumptions: Joi.array().items(text()),
+    evidence: Joi.array().items(text()),
+    dissentCount: integer().allow(null),
+  },
+  {
+    openedBy: text(),
+    decisionAuthority: Joi.object({ handle: nullableText(), role: nullableText() }).allow(null),
+    voteSnapshot: Joi.any(),
+    materialDisagreements: Joi.array().items(text()),
+    createdAt: nullableTimestamp(),
+    closedAt: nullableTimestamp(),
+    links: links(),
+  },
+));

@@ -1,5 +1,7 @@
 import type { Topic } from '../entities/topic.ts';
 import { forumBase, iso, withFull, type View } from './view.ts';
+import { reviewModes } from '../entities/topic.ts';
+import { links, named, nullableTimestamp, oneOf, record, text } from './schema.ts';
 
 export function presentTopic(topic: Topic, view: View) {
   return withFull(
@@ -15,3 +17,8 @@ export function presentTopic(topic: Topic, view: View) {
     }),
   );
 }
+
+export const topicRecord = named('Topic', record(
+  { id: text(), slug: text(), title: text(), projectSlug: text(), reviewMode: oneOf(reviewModes) },
+  { createdAt: nullableTimestamp(), updatedAt: nullableTimestamp(), links: links() },
+));

@@ -6,10 +6,10 @@ import {
   inclusionProof,
   leafHash,
   rootHash,
-  verifyConsistency,
-  verifyInclusion,
   type Hash,
 } from '../../src/ledger/merkle.ts';
+// What a witness verifies with: the SDK's WebCrypto implementation, checked against the server's proofs.
+import { rootHash as witnessRoot, verifyConsistency, verifyInclusion } from '../../sdk/src/merkle.ts';
 
 /**
  * An independent, deliberately naive RFC 6962 implementation over the raw
@@ -43,7 +43,7 @@ const hex = (h: Hash): string => Buffer.from(h).toString('hex');
 const hexAll = (hs: Hash[]): string[] => hs.map(hex);
 
 describe('RFC 6962 Merkle tree', () => {
-  it('hashes the empty tree, one leaf and two leaves exactly as RFC 6962 defines', () => {
+  it('hashes the empty tree, one leaf and two leaves exactly as RFC 6962 defines', async () => {
     expect(hex(emptyRoot())).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
     expect(hex(leafHash(Buffer.alloc(0)))).toBe('6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d');
     const a = leafHash('a');
@@ -51,7 +51,7 @@ describe('RFC 6962 Merkle tree', () => {
     expect(hex(rootHash([a, b]))).toBe(sha(Buffer.from([1]), a, b).toString('hex'));
   });
 
-  it('reproduces the certificate-transparency reference roots for trees of 1 to 8 leaves', () => {
+  it('reproduces the certificate-transparency reference roots for trees of 1 to 8 leaves', async () => {
     const ctLeaves = ['', '00', '10', '2021', '3031', '40414243', '5051525354555657', '606162636465666768696a6b6c6d6e6f'].map((h) => leafHash(Buffer.from(h, 'hex')));
     const ctRoots = [
       '6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d',
@@ -66,14 +66,21 @@ describe('RFC 6962 Merkle tree', () => {
     expect(ctRoots.map((_, i) => hex(rootHash(ctLeaves.slice(0, i + 1))))).toEqual(ctRoots);
   });
 
-  it('matches the independent implementation for every tree size up to 40', () => {
+  it('matches the independent implementation for every tree size up to 40', async () => {
     for (let n = 0; n <= 40; n++) {
       const data = dataOf(n);
       expect(hex(rootHash(data.map((d) => leafHash(d)))), `size ${n}`).toBe(hex(mth(data)));
     }
   });
 
-  it('builds the same inclusion proofs as the independent implementation and they verify', () => {
+  it('computes the same roots as the SDK’s WebCrypto implementation a witness uses', async () => {
+    for (let n = 0; n <= 20; n++) {
+      const leaves = dataOf(n).map((d) => leafHash(d));
+      expect(Buffer.from(await witnessRoot(leaves)).equals(Buffer.from(rootHash(leaves))), `size ${n}`).toBe(true);
+    }
+  });
+
+  it('builds the same inclusion proofs as the independent implementation and they verify', async () => {
     for (let n = 1; n <= 24; n++) {
       const data = dataOf(n);
       const leaves = data.map((d) => leafHash(d));
@@ -81,69 +88,69 @@ describe('RFC 6962 Merkle tree', () => {
       for (let m = 0; m < n; m++) {
         const proof = inclusionProof(leaves, m);
         expect(hexAll(proof), `leaf ${m} of ${n}`).toEqual(hexAll(naivePath(m, data)));
-        expect(verifyInclusion(leaves[m]!, m, n, proof, root)).toBe(true);
+        expect(await verifyInclusion(leaves[m]!, m, n, proof, root)).toBe(true);
       }
     }
   });
 
-  it('builds the same consistency proofs as the independent implementation and they verify', () => {
+  it('builds the same consistency proofs as the independent implementation and they verify', async () => {
     for (let n = 1; n <= 24; n++) {
       const data = dataOf(n);
       const leaves = data.map((d) => leafHash(d));
       for (let m = 1; m <= n; m++) {
         const proof = consistencyProof(leaves, m, n);
         expect(hexAll(proof), `${m} -> ${n}`).toEqual(m === n ? [] : hexAll(naiveSubproof(m, data, true)));
-        expect(verifyConsistency(m, n, mth(data.slice(0, m)), mth(data), proof), `${m} -> ${n}`).toBe(true);
+        expect(await verifyConsistency(m, n, mth(data.slice(0, m)), mth(data), proof), `${m} -> ${n}`).toBe(true);
       }
     }
   });
 
-  it('proves inclusion and consistency within a prefix of the leaves', () => {
+  it('proves inclusion and consistency within a prefix of the leaves', async () => {
     const data = dataOf(13);
     const leaves = data.map((d) => leafHash(d));
-    expect(verifyInclusion(leaves[4]!, 4, 7, inclusionProof(leaves, 4, 7), mth(data.slice(0, 7)))).toBe(true);
-    expect(verifyConsistency(3, 7, mth(data.slice(0, 3)), mth(data.slice(0, 7)), consistencyProof(leaves, 3, 7))).toBe(true);
+    expect(await verifyInclusion(leaves[4]!, 4, 7, inclusionProof(leaves, 4, 7), mth(data.slice(0, 7)))).toBe(true);
+    expect(await verifyConsistency(3, 7, mth(data.slice(0, 3)), mth(data.slice(0, 7)), consistencyProof(leaves, 3, 7))).toBe(true);
   });
 
-  it('rejects an inclusion proof for a tampered leaf, a wrong index, a wrong size or a flipped path bit', () => {
+  it('rejects an inclusion proof for a tampered leaf, a wrong index, a wrong size or a flipped path bit', async () => {
     const data = dataOf(11);
     const leaves = data.map((d) => leafHash(d));
     const root = mth(data);
     const proof = inclusionProof(leaves, 6);
-    expect(verifyInclusion(leafHash('tampered'), 6, 11, proof, root)).toBe(false);
-    expect(verifyInclusion(leaves[6]!, 5, 11, proof, root)).toBe(false);
+    expect(await verifyInclusion(leafHash('tampered'), 6, 11, proof, root)).toBe(false);
+    expect(await verifyInclusion(leaves[6]!, 5, 11, proof, root)).toBe(false);
     // A size only shapes the path; one that changes the shape fails (the signed checkpoint binds the real size).
-    expect(verifyInclusion(leaves[6]!, 6, 7, proof, root)).toBe(false);
-    expect(verifyInclusion(leaves[6]!, 6, 11, proof.slice(1), root)).toBe(false);
-    expect(verifyInclusion(leaves[6]!, 11, 11, proof, root)).toBe(false);
+    expect(await verifyInclusion(leaves[6]!, 6, 7, proof, root)).toBe(false);
+    expect(await verifyInclusion(leaves[6]!, 6, 11, proof.slice(1), root)).toBe(false);
+    expect(await verifyInclusion(leaves[6]!, 11, 11, proof, root)).toBe(false);
     const flipped = proof.map((h, i) => (i === 1 ? Buffer.from(h).map((byte, j) => (j === 0 ? byte ^ 1 : byte)) : h));
-    expect(verifyInclusion(leaves[6]!, 6, 11, flipped, root)).toBe(false);
+    expect(await verifyInclusion(leaves[6]!, 6, 11, flipped, root)).toBe(false);
   });
 
-  it('rejects a consistency proof against a rewritten history, wrong roots or wrong sizes', () => {
+  it('rejects a consistency proof against a rewritten history, wrong roots or wrong sizes', async () => {
     const data = dataOf(14);
     const leaves = data.map((d) => leafHash(d));
     const proof = consistencyProof(leaves, 5, 14);
     const firstRoot = mth(data.slice(0, 5));
     const secondRoot = mth(data);
     const rewritten = [...data.slice(0, 2), Buffer.from('forged'), ...data.slice(3)];
-    expect(verifyConsistency(5, 14, mth(rewritten.slice(0, 5)), secondRoot, proof)).toBe(false);
-    expect(verifyConsistency(5, 14, firstRoot, mth(rewritten), proof)).toBe(false);
-    expect(verifyConsistency(6, 14, firstRoot, secondRoot, proof)).toBe(false);
-    expect(verifyConsistency(5, 8, firstRoot, secondRoot, proof)).toBe(false);
-    expect(verifyConsistency(5, 14, firstRoot, secondRoot, proof.slice(0, -1))).toBe(false);
-    expect(verifyConsistency(5, 14, firstRoot, secondRoot, [])).toBe(false);
-    expect(verifyConsistency(14, 5, secondRoot, firstRoot, proof)).toBe(false);
+    expect(await verifyConsistency(5, 14, mth(rewritten.slice(0, 5)), secondRoot, proof)).toBe(false);
+    expect(await verifyConsistency(5, 14, firstRoot, mth(rewritten), proof)).toBe(false);
+    expect(await verifyConsistency(6, 14, firstRoot, secondRoot, proof)).toBe(false);
+    expect(await verifyConsistency(5, 8, firstRoot, secondRoot, proof)).toBe(false);
+    expect(await verifyConsistency(5, 14, firstRoot, secondRoot, proof.slice(0, -1))).toBe(false);
+    expect(await verifyConsistency(5, 14, firstRoot, secondRoot, [])).toBe(false);
+    expect(await verifyConsistency(14, 5, secondRoot, firstRoot, proof)).toBe(false);
   });
 
-  it('treats equal sizes as consistent only with equal roots and an empty proof', () => {
+  it('treats equal sizes as consistent only with equal roots and an empty proof', async () => {
     const data = dataOf(4);
-    expect(verifyConsistency(4, 4, mth(data), mth(data), [])).toBe(true);
-    expect(verifyConsistency(4, 4, mth(data), mth(dataOf(5)), [])).toBe(false);
-    expect(verifyConsistency(0, 4, emptyRoot(), mth(data), [])).toBe(true);
+    expect(await verifyConsistency(4, 4, mth(data), mth(data), [])).toBe(true);
+    expect(await verifyConsistency(4, 4, mth(data), mth(dataOf(5)), [])).toBe(false);
+    expect(await verifyConsistency(0, 4, emptyRoot(), mth(data), [])).toBe(true);
   });
 
-  it('refuses to build proofs outside the tree', () => {
+  it('refuses to build proofs outside the tree', async () => {
     const leaves = dataOf(3).map((d) => leafHash(d));
     expect(() => inclusionProof(leaves, 3)).toThrow(RangeError);
     expect(() => inclusionProof(leaves, 0, 4)).toThrow(RangeError);

@@ -1,4 +1,5 @@
 import { generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { checkResponse } from './openApiContract.ts';
 
 export interface Reply {
   status: number;
@@ -36,7 +37,9 @@ export class Client {
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     const response = await fetch(`${this.base}${path}`, { method, headers, body });
     const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null };
+    const parsed = text ? JSON.parse(text) : null;
+    await checkResponse(this.base, method, path, response.status, parsed);
+    return { status: response.status, headers: response.headers, body: parsed };
   }
 }
 

@@ -42,6 +42,9 @@ function checkStatedFields(params: CreateAttestationParams, payload: Attestation
 
 /** The submission to verify: as sent (its nonce must then agree), or the prepared one the nonce names. */
 async function submissionOf(em: EntityManager, issuerId: string, params: CreateAttestationParams): Promise<SignedSubmission> {
+  if ((params.payload === undefined) !== (params.envelope === undefined)) {
+    throw new ApiError('invalid_request', 'payload and envelope come together, as prepare returned them', [{ field: params.payload === undefined ? 'payload' : 'envelope', issue: 'required with the other' }]);
+  }
   if (params.payload !== undefined && params.envelope !== undefined) return { payload: params.payload, envelope: params.envelope, signature: params.signature };
   if (params.nonce === undefined) throw new ApiError('invalid_request', 'send nonce, or payload and envelope, with the signature');
   return { ...(await preparedByNonce(em, ATTESTATION_ACTION, issuerId, params.nonce)), signature: params.signature };

@@ -12,9 +12,10 @@ import type { ErrorCode } from '../../errors.ts';
 import { pageBefore } from '../../http/beforePagination.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../http/endpoint.ts';
 import { filterParam, flagParam, limitParam } from '../../http/params.ts';
-import { presentRelayCase, type RelayViewer } from '../../views/relay.ts';
+import { presentRelayCase, relayCaseRecord, relayUpdateRecord, type RelayViewer } from '../../views/relay.ts';
 import { casePartition, requesterPartition } from './partitions.ts';
 import { isOperator, relayReadScopes } from './viewer.ts';
+import { body, nullableText } from '../../views/schema.ts';
 
 interface CaseQuery {
   reference?: string;
@@ -72,6 +73,7 @@ export function casesEndpoint(settings: Settings) {
       auth: 'required',
       paginated: false,
       etagScopes: relayReadScopes(settings),
+      response: Joi.alternatives().try(body({ case: relayCaseRecord }), body({ cases: Joi.array().items(relayCaseRecord), nextBefore: nullableText() })),
       errors: ['unauthenticated', 'invalid_token', 'invalid_request', 'not_found'],
       async handler({ query, actor, view, em }) {
         const viewer = { operator: isOperator(settings, actor) };
@@ -110,6 +112,7 @@ export function casesEndpoint(settings: Settings) {
         command: createCase.type,
         partitionKey: requesterPartition,
         successStatus: [200],
+        response: body({ case: relayCaseRecord }),
         errors: mutationErrors,
       }),
       withdraw: defineAction<Omit<RequesterStateParams, 'view'>>({
@@ -120,6 +123,7 @@ export function casesEndpoint(settings: Settings) {
         command: withdrawCase.type,
         partitionKey: byReference,
         successStatus: [200],
+        response: body({ case: relayCaseRecord }),
         errors: [...mutationErrors, 'forbidden', 'not_found', 'conflict'],
       }),
       reopen: defineAction<Omit<RequesterStateParams, 'view'>>({
@@ -130,6 +134,7 @@ export function casesEndpoint(settings: Settings) {
         command: reopenCase.type,
         partitionKey: byReference,
         successStatus: [200],
+        response: body({ case: relayCaseRecord }),
         errors: [...mutationErrors, 'forbidden', 'not_found', 'conflict'],
       }),
       transition: defineAction<Omit<TransitionCaseParams, 'view'>>({
@@ -140,6 +145,7 @@ export function casesEndpoint(settings: Settings) {
         command: transitionCase.type,
         partitionKey: byReference,
         successStatus: [200],
+        response: body({ case: relayCaseRecord, updates: Joi.array().items(relayUpdateRecord) }),
         errors: [...mutationErrors, 'not_found'],
       }),
     },

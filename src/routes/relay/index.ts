@@ -3,7 +3,7 @@ import type { Settings } from '../../../config/settings.ts';
 import type { ApiContext } from '../../context.ts';
 import type { EndpointSpec } from '../../http/endpoint.ts';
 import { envelope, RELAY_API_VERSION } from '../../http/envelope.ts';
-import { buildOpenApi } from '../../http/openapi.ts';
+import { buildOpenApi, documentPath } from '../../http/openapi.ts';
 import { registerEndpoints } from '../../http/router.ts';
 import { casesEndpoint } from './cases.ts';
 import { relayDiscovery, relayPaths } from './discovery.ts';
@@ -13,18 +13,22 @@ export function relayEndpoints(settings: Settings): EndpointSpec[] {
   return [casesEndpoint(settings), updatesEndpoint(settings)];
 }
 
-/** The relay's endpoints, its discovery document and its own openapi.json, beside the forum's. */
-export function registerRelay(server: Server, ctx: ApiContext): void {
-  const endpoints = relayEndpoints(ctx.settings);
-  registerEndpoints(server, ctx, endpoints);
-  const openapi = buildOpenApi(
-    endpoints,
+/** The relay's openapi.json, generated from its endpoint declarations. */
+export function relayOpenApi(settings: Settings): Record<string, unknown> {
+  return buildOpenApi(
+    relayEndpoints(settings),
     {
-      [relayPaths.discovery]: { get: { operationId: 'relay_discovery', summary: 'Relay discovery document', responses: { '200': { description: 'OK' } } } },
-      [relayPaths.openapi]: { get: { operationId: 'relay_openapi', summary: 'This document', responses: { '200': { description: 'OK' } } } },
+      [relayPaths.discovery]: documentPath('relay_discovery', 'Relay discovery document', ['apiVersion', 'ok', 'name', 'purpose', 'relay', 'identity', 'endpoints', 'vocabulary']),
+      [relayPaths.openapi]: documentPath('relay_openapi', 'This document', ['openapi', 'info', 'paths', 'components']),
     },
     { title: 'Agora relay API', version: RELAY_API_VERSION, description: 'Private aid relay for agents with a forum identity. See GET /api/relay for conventions.' },
   );
+}
+
+/** The relay's endpoints, its discovery document and its own openapi.json, beside the forum's. */
+export function registerRelay(server: Server, ctx: ApiContext): void {
+  registerEndpoints(server, ctx, relayEndpoints(ctx.settings));
+  const openapi = relayOpenApi(ctx.settings);
   server.route({ method: 'GET', path: relayPaths.discovery, handler: (request) => envelope(request.path, true, relayDiscovery(ctx.settings)) });
   server.route({ method: 'GET', path: relayPaths.openapi, handler: () => openapi });
 }

@@ -7,9 +7,10 @@ import { RelayUpdate } from '../../entities/relayUpdate.ts';
 import { pageBefore } from '../../http/beforePagination.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../http/endpoint.ts';
 import { limitParam } from '../../http/params.ts';
-import { presentRelayUpdate } from '../../views/relay.ts';
+import { presentRelayUpdate, relayUpdateRecord } from '../../views/relay.ts';
 import { casePartition } from './partitions.ts';
 import { isOperator, relayReadScopes } from './viewer.ts';
+import { body, nullableText } from '../../views/schema.ts';
 
 interface UpdateQuery {
   case: string;
@@ -28,6 +29,7 @@ export function updatesEndpoint(settings: Settings) {
       auth: 'required',
       paginated: false,
       etagScopes: relayReadScopes(settings),
+      response: body({ updates: Joi.array().items(relayUpdateRecord), nextBefore: nullableText() }),
       errors: ['unauthenticated', 'invalid_token', 'invalid_request', 'not_found'],
       async handler({ query, actor, view, em }) {
         const viewer = { operator: isOperator(settings, actor) };
@@ -48,6 +50,7 @@ export function updatesEndpoint(settings: Settings) {
         command: addUpdate.type,
         partitionKey: casePartition<{ case: string }>((p) => p.case),
         successStatus: [200],
+        response: body({ update: relayUpdateRecord }),
         errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'not_found', 'conflict', 'rate_limited'],
       }),
     },

@@ -2,7 +2,8 @@ import { createPublicKey, verify } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { keyFingerprint } from '../../../src/crypto/ed25519.ts';
 import { decodeHash, encodeHash, eventLeafHash, type PublicEvent } from '../../../src/ledger/leaf.ts';
-import { rootHash, verifyConsistency, verifyInclusion, type Hash } from '../../../src/ledger/merkle.ts';
+import { rootHash, type Hash } from '../../../src/ledger/merkle.ts';
+import { verifyConsistency, verifyInclusion } from '../../../sdk/src/merkle.ts';
 import { createProject, newKeyPair, registerAgent, unique, type TestAgent } from '../../support/client.ts';
 import { handlePartition } from '../../../src/routes/forum/partitions.ts';
 import { createTopic } from '../../support/forum.ts';
@@ -251,8 +252,8 @@ describe('checkpoint proofs', () => {
       expect(reply.status).toBe(200);
       const proof = reply.body.proof;
       expect(proof).toMatchObject({ projectSlug, eventId: event.eventId, leafIndex: index, treeSize: signed.treeSize, rootHash: signed.rootHash });
-      expect(verifyInclusion(leaves[index]!, index, signed.treeSize, proof.auditPath.map(hash), hash(signed.rootHash))).toBe(true);
-      expect(verifyInclusion(leaves[(index + 1) % signed.treeSize]!, index, signed.treeSize, proof.auditPath.map(hash), hash(signed.rootHash))).toBe(false);
+      expect(await verifyInclusion(leaves[index]!, index, signed.treeSize, proof.auditPath.map(hash), hash(signed.rootHash))).toBe(true);
+      expect(await verifyInclusion(leaves[(index + 1) % signed.treeSize]!, index, signed.treeSize, proof.auditPath.map(hash), hash(signed.rootHash))).toBe(false);
     }
   });
 
@@ -266,8 +267,8 @@ describe('checkpoint proofs', () => {
     const proof = reply.body.proof;
     expect(proof).toMatchObject({ first: first.treeSize, second: second.treeSize, firstRootHash: first.rootHash, secondRootHash: second.rootHash });
     const path = proof.consistencyPath.map(hash);
-    expect(verifyConsistency(first.treeSize, second.treeSize, hash(first.rootHash), hash(second.rootHash), path)).toBe(true);
-    expect(verifyConsistency(first.treeSize, second.treeSize, hash(encodeHash(rootHash([]))), hash(second.rootHash), path)).toBe(false);
+    expect(await verifyConsistency(first.treeSize, second.treeSize, hash(first.rootHash), hash(second.rootHash), path)).toBe(true);
+    expect(await verifyConsistency(first.treeSize, second.treeSize, hash(encodeHash(rootHash([]))), hash(second.rootHash), path)).toBe(false);
   });
 
   it('answers 404 for unknown projects or events and 400 for sizes beyond the ledger', async () => {

@@ -31,7 +31,7 @@ describe('relay discovery and openapi.json', () => {
     expect(reply.body.openapi).toBe('3.1.0');
     expect(reply.body.info.version).toBe('2026-09-09');
     expect(Object.keys(reply.body.paths).sort()).toEqual(['/api/relay', '/api/relay/cases', '/api/relay/openapi.json', '/api/relay/updates']);
-    expect(reply.body.components.schemas.Envelope.properties.apiVersion.const).toBe('2026-09-09');
+    expect(reply.body.paths['/api/relay/updates'].post.responses['200'].content['application/json'].schema.properties.apiVersion.const).toBe('2026-09-09');
     const result = await new Validator().validate(reply.body);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);

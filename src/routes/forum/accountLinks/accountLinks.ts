@@ -8,9 +8,10 @@ import { serviceRevokeAccountLinks, type ServiceRevokeParams } from '../../../co
 import { unverifiedAccountId } from '../../../crypto/linkCode.ts';
 import { AccountLink } from '../../../entities/accountLink.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
-import { presentAccountLink } from '../../../views/accountLink.ts';
+import { accountLinkRecord, presentAccountLink } from '../../../views/accountLink.ts';
 import { actorPartition } from '../partitions.ts';
 import { signedSubmissionParams, signedSubmitErrors } from '../signedParams.ts';
+import { body, integer, signingBlock, text } from '../../../views/schema.ts';
 
 const codeParam = Joi.string().max(1024);
 const authErrors = ['unauthenticated', 'invalid_token', 'service_unavailable'] as const;
@@ -29,6 +30,7 @@ export function accountLinksEndpoint(settings: Settings) {
       auth: 'required',
       paginated: false,
       etagScopes: (_q, actor) => [`account-link:${actor?.agentId ?? ''}`],
+      response: body({ accountLink: accountLinkRecord.allow(null) }),
       errors: [...authErrors],
       async handler({ actor, view, em }) {
         const link = await em.findOne(AccountLink, { agentId: actor?.agentId ?? '' });
@@ -44,6 +46,7 @@ export function accountLinksEndpoint(settings: Settings) {
         command: prepareAccountLink.type,
         partitionKey: actorPartition,
         successStatus: [200],
+        response: body({ signing: signingBlock() }),
         errors: ['invalid_request', 'challenge_expired', 'conflict', 'rate_limited', ...authErrors],
       }),
       confirm: defineAction<Omit<ConfirmAccountLinkParams, 'view'>>({
@@ -54,6 +57,7 @@ export function accountLinksEndpoint(settings: Settings) {
         command: confirmAccountLink.type,
         partitionKey: actorPartition,
         successStatus: [200],
+        response: body({ accountLink: accountLinkRecord }),
         errors: [...signedSubmitErrors, 'challenge_expired', ...authErrors],
       }),
       revoke: defineAction<Record<string, never>>({
@@ -64,6 +68,7 @@ export function accountLinksEndpoint(settings: Settings) {
         command: revokeAccountLink.type,
         partitionKey: actorPartition,
         successStatus: [200],
+        response: body({ accountLink: Joi.valid(null) }),
         errors: ['not_found', 'rate_limited', ...authErrors],
       }),
       'service-revoke': defineAction<ServiceRevokeParams>({
@@ -74,6 +79,7 @@ export function accountLinksEndpoint(settings: Settings) {
         command: serviceRevokeAccountLinks.type,
         partitionKey: (p) => `account:${unverifiedAccountId(p.notice) ?? 'unknown'}`,
         successStatus: [200],
+        response: body({ revocation: body({ accountId: text(), revokedLinks: integer() }) }),
         errors: ['invalid_request', 'challenge_expired', 'conflict', 'rate_limited', 'service_unavailable'],
       }),
     },

@@ -6,7 +6,8 @@ import { Agent } from '../../../entities/agent.ts';
 import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, searchParam } from '../../../http/params.ts';
-import { presentAgent } from '../../../views/agent.ts';
+import { agentRecord, presentAgent } from '../../../views/agent.ts';
+import { list } from '../../../views/schema.ts';
 
 interface AgentQuery {
   handle?: string;
@@ -46,6 +47,7 @@ export const agentsEndpoint = defineEndpoint({
     paginated: true,
     etagScopes: () => ['agents'],
     freshness: agesFingerprint,
+    response: list('agents', agentRecord),
     errors: ['invalid_request'],
     async handler({ query, view, em, now }) {
       const after = decodeCursor(query.cursor);

@@ -3,6 +3,7 @@ import { createChallenge, type CreateChallengeParams } from '../../../commands/i
 import { defineAction, defineEndpoint } from '../../../http/endpoint.ts';
 import { handleParam, publicKeyParam, textLimits } from '../../../http/params.ts';
 import { handlePartition } from '../partitions.ts';
+import { body, text, timestamp } from '../../../views/schema.ts';
 
 export const challengeEndpoint = defineEndpoint({
   key: 'challenge',
@@ -23,6 +24,7 @@ export const challengeEndpoint = defineEndpoint({
       command: createChallenge.type,
       partitionKey: (p) => handlePartition(p.handle),
       successStatus: [201],
+      response: body({ challenge: body({ challengeId: text(), message: text(), handle: text(), publicKey: text(), expiresAt: timestamp() }) }),
       errors: ['invalid_request', 'handle_taken', 'conflict', 'rate_limited'],
     }),
   },

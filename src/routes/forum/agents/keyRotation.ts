@@ -4,6 +4,8 @@ import { startKeyRotation, type StartKeyRotationParams } from '../../../commands
 import { defineAction, defineEndpoint } from '../../../http/endpoint.ts';
 import { flagParam, publicKeyParam, signatureParam } from '../../../http/params.ts';
 import { actorPartition } from '../partitions.ts';
+import { body, integer, text, timestamp } from '../../../views/schema.ts';
+import { fullAgentRecord } from '../../../views/agent.ts';
 
 const errors = ['invalid_request', 'invalid_signature_format', 'challenge_expired', 'unauthenticated', 'invalid_token', 'signature_rejected', 'conflict', 'rate_limited'] as const;
 
@@ -20,6 +22,7 @@ export const keyRotationEndpoint = defineEndpoint({
       command: startKeyRotation.type,
       partitionKey: actorPartition,
       successStatus: [200],
+      response: body({ challenge: body({ challengeId: text(), message: text(), handle: text(), publicKey: text(), newPublicKey: text(), expiresAt: timestamp() }) }),
       errors: [...errors],
     }),
     complete: defineAction<CompleteKeyRotationParams>({
@@ -36,6 +39,7 @@ export const keyRotationEndpoint = defineEndpoint({
       command: completeKeyRotation.type,
       partitionKey: actorPartition,
       successStatus: [200],
+      response: body({ agent: fullAgentRecord, revokedTokens: integer() }),
       errors: [...errors],
     }),
   },

@@ -4,8 +4,9 @@ import { ageDays, reputationScore, tierFor } from '../../../domain/reputation.ts
 import { AccountLink } from '../../../entities/accountLink.ts';
 import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { limitsForTier } from '../../../http/quotas.ts';
-import { presentAccountLink } from '../../../views/accountLink.ts';
-import { presentAgent } from '../../../views/agent.ts';
+import { accountLinkRecord, presentAccountLink } from '../../../views/accountLink.ts';
+import { fullAgentRecord, presentAgent } from '../../../views/agent.ts';
+import { body, integer, oneOf } from '../../../views/schema.ts';
 import type { Settings } from '../../../../config/settings.ts';
 
 /** The authenticated agent, its standing and the exact limits in force. */
@@ -21,6 +22,17 @@ export function meEndpoint(settings: Settings) {
       paginated: false,
       // The link has a scope of its own: public reads never depend on it, so no public ETag moves when it changes.
       etagScopes: (_q, actor) => ['agents', `agent:${actor?.agentId ?? ''}`, `account-link:${actor?.agentId ?? ''}`],
+      response: body({
+        agent: fullAgentRecord.keys({
+          standing: body({
+            score: integer().min(0).max(100),
+            tier: oneOf(['newcomer', 'participant', 'established']),
+            signals: body({ ageDays: integer(), posts: integer(), votesCast: integer(), supportReceived: integer(), contestReceived: integer() }),
+            limits: Joi.object().unknown(true).description('Per rate class: { limit, windowSeconds }'),
+          }).required(),
+          accountConnection: accountLinkRecord.allow(null).required(),
+        }),
+      }),
       errors: ['unauthenticated', 'invalid_token'],
       async handler({ actor, em, now }) {
         const agent = await agentById(em, actor?.agentId ?? '');

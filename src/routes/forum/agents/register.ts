@@ -4,6 +4,8 @@ import { IdentityChallenge } from '../../../entities/identityChallenge.ts';
 import { defineAction, defineEndpoint } from '../../../http/endpoint.ts';
 import { signatureParam } from '../../../http/params.ts';
 import { handlePartition } from '../partitions.ts';
+import { body, text } from '../../../views/schema.ts';
+import { fullAgentRecord } from '../../../views/agent.ts';
 
 export const registerEndpoint = defineEndpoint({
   key: 'register',
@@ -26,6 +28,7 @@ export const registerEndpoint = defineEndpoint({
         return challenge ? handlePartition(challenge.handle) : `challenge:${p.challengeId}`;
       },
       successStatus: [201, 200],
+      response: body({ agent: fullAgentRecord, accessToken: Joi.string().allow(null), tokenId: text() }),
       errors: ['invalid_request', 'invalid_signature_format', 'challenge_expired', 'signature_rejected', 'handle_taken', 'rate_limited'],
       issuesToken: true,
     }),

@@ -6,9 +6,12 @@ import { Appeal, appealDecisions, type AppealStatus } from '../../../entities/ap
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, idParam, textLimits } from '../../../http/params.ts';
-import { presentAppeal } from '../../../views/appeal.ts';
+import { appealRecord, presentAppeal } from '../../../views/appeal.ts';
 import { projectPartition } from '../partitions.ts';
 import { postPartition } from '../postPartition.ts';
+import { body, list } from '../../../views/schema.ts';
+import { postRecord } from '../../../views/post.ts';
+import { moderationActionRecord } from '../../../views/moderationAction.ts';
 
 interface AppealQuery {
   postId?: string;
@@ -41,6 +44,7 @@ export const appealsEndpoint = defineEndpoint({
     auth: 'none',
     paginated: true,
     etagScopes: (q) => [q.postId ? `appeals:${q.postId}` : 'appeals'],
+    response: list('appeals', appealRecord),
     errors: ['invalid_request'],
     async handler({ query, view, em }) {
       const where: Record<string, unknown> = {};
@@ -66,6 +70,7 @@ export const appealsEndpoint = defineEndpoint({
       command: createAppeal.type,
       partitionKey: postPartition,
       successStatus: [200],
+      response: body({ appeal: appealRecord }),
       errors: [...writeErrors, 'conflict'],
     }),
     decide: defineAction<Omit<DecideAppealParams, 'view'>>({
@@ -82,6 +87,7 @@ export const appealsEndpoint = defineEndpoint({
       command: decideAppeal.type,
       partitionKey: appealPartition,
       successStatus: [200],
+      response: body({ appeal: appealRecord, post: postRecord, moderationAction: moderationActionRecord.allow(null) }),
       errors: [...writeErrors, 'already_decided'],
     }),
   },

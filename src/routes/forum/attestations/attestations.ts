@@ -7,9 +7,10 @@ import { Attestation, type AttestationKind } from '../../../entities/attestation
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, handleParam, idParam } from '../../../http/params.ts';
-import { presentAttestation } from '../../../views/attestation.ts';
+import { attestationRecord, presentAttestation } from '../../../views/attestation.ts';
 import { actorPartition } from '../partitions.ts';
 import { signedSubmissionParams, signedSubmitErrors } from '../signedParams.ts';
+import { body, list, signingBlock, text } from '../../../views/schema.ts';
 
 interface AttestationQuery {
   issuer?: string;
@@ -34,6 +35,7 @@ export const attestationsEndpoint = defineEndpoint({
     etagScopes: () => ['attestations'],
     // Status turns to expired with time alone: the minute in the ETag makes conditional reads recheck at least once a minute.
     freshness: async () => `minute:${Math.floor(Date.now() / CLOCK_BUCKET_MS)}`,
+    response: list('attestations', attestationRecord),
     errors: ['invalid_request'],
     async handler({ query, view, em, now }) {
       const after = decodeCursor(query.cursor);
@@ -62,6 +64,7 @@ export const attestationsEndpoint = defineEndpoint({
       command: prepareAttestation.type,
       partitionKey: actorPartition,
       successStatus: [200],
+      response: body({ signing: signingBlock(), nonce: text() }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'not_found', 'rate_limited'],
     }),
     create: defineAction<Omit<CreateAttestationParams, 'view'>>({
@@ -77,14 +80,13 @@ export const attestationsEndpoint = defineEndpoint({
         claim: claimRule,
         evidenceUrl: evidenceUrlRule,
         expiresAt: expiresAtRule,
-      })
-        .and('payload', 'envelope')
-        .or('nonce', 'payload'),
+      }),
       auth: 'agent',
       rateClass: 'signed',
       command: createAttestation.type,
       partitionKey: actorPartition,
       successStatus: [200],
+      response: body({ attestation: attestationRecord }),
       errors: [...signedSubmitErrors, 'not_found'],
     }),
     revoke: defineAction<Omit<RevokeAttestationParams, 'view'>>({
@@ -95,6 +97,7 @@ export const attestationsEndpoint = defineEndpoint({
       command: revokeAttestation.type,
       partitionKey: actorPartition,
       successStatus: [200],
+      response: body({ attestation: attestationRecord }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'forbidden', 'not_found', 'conflict', 'rate_limited'],
     }),
   },

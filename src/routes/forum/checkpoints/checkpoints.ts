@@ -5,9 +5,10 @@ import { Checkpoint } from '../../../entities/checkpoint.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, slugParam } from '../../../http/params.ts';
-import { presentCheckpoint } from '../../../views/checkpoint.ts';
+import { checkpointRecord, presentCheckpoint } from '../../../views/checkpoint.ts';
 import { actorPartition, projectPartition } from '../partitions.ts';
 import { signedSubmissionParams, signedSubmitErrors } from '../signedParams.ts';
+import { body, list, signingBlock } from '../../../views/schema.ts';
 
 interface CheckpointQuery {
   projectSlug?: string;
@@ -31,6 +32,7 @@ export const checkpointsEndpoint = defineEndpoint({
     auth: 'none',
     paginated: true,
     etagScopes: () => ['checkpoints'],
+    response: list('checkpoints', checkpointRecord),
     errors: ['invalid_request'],
     async handler({ query, view, em }) {
       const after = decodeCursor(query.cursor);
@@ -52,6 +54,7 @@ export const checkpointsEndpoint = defineEndpoint({
       command: prepareCheckpoint.type,
       partitionKey: (p) => projectPartition(p.projectSlug),
       successStatus: [200],
+      response: body({ signing: signingBlock() }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'conflict', 'rate_limited'],
     }),
     publish: defineAction<Omit<PublishCheckpointParams, 'view'>>({
@@ -63,6 +66,7 @@ export const checkpointsEndpoint = defineEndpoint({
       // The signer's partition, where key rotation runs: the key verified is the one active at commit.
       partitionKey: actorPartition,
       successStatus: [200],
+      response: body({ checkpoint: checkpointRecord }),
       errors: signedSubmitErrors,
     }),
   },

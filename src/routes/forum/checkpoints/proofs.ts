@@ -7,6 +7,7 @@ import { slugParam } from '../../../http/params.ts';
 import { encodeHash } from '../../../ledger/leaf.ts';
 import { consistencyProof, inclusionProof, rootHash } from '../../../ledger/merkle.ts';
 import { loadProjectTree, projectTreeSize, type ProjectTree } from '../../../ledger/tree.ts';
+import { body, integer, text } from '../../../views/schema.ts';
 import { eventIdParam } from '../events/events.ts';
 
 /**
@@ -30,7 +31,7 @@ async function treeAt(em: EntityManager, projectSlug: string, size: number | und
 }
 
 /** What both proof reads share: public, one record, an ETag that follows the project's tree size. */
-function proofRead<Q extends { projectSlug: string }>(spec: Pick<ReadSpec<Q>, 'summary' | 'query' | 'handler'>): ReadSpec<Q> {
+function proofRead<Q extends { projectSlug: string }>(spec: Pick<ReadSpec<Q>, 'summary' | 'query' | 'handler' | 'response'>): ReadSpec<Q> {
   return defineRead<Q>({
     ...spec,
     auth: 'none',
@@ -54,6 +55,9 @@ export const inclusionProofEndpoint = defineEndpoint({
   read: proofRead<InclusionQuery>({
     summary: 'Audit path of eventId in the project’s tree of treeSize leaves (default: current size).',
     query: Joi.object({ projectSlug: slugParam.required(), eventId: eventIdParam.required(), treeSize: sizeParam }),
+    response: body({
+      proof: body({ projectSlug: text(), eventId: text(), leafIndex: integer(), treeSize: integer(), leafHash: text(), rootHash: text(), auditPath: Joi.array().items(text()) }),
+    }),
     async handler({ query, em }) {
       const tree = await treeAt(em, query.projectSlug, query.treeSize, 'treeSize');
       const index = tree.eventIds.indexOf(query.eventId);
@@ -86,6 +90,9 @@ export const consistencyProofEndpoint = defineEndpoint({
   read: proofRead<ConsistencyQuery>({
     summary: 'Consistency path between tree sizes first and second (default: current size) of the project.',
     query: Joi.object({ projectSlug: slugParam.required(), first: sizeParam.required(), second: sizeParam }),
+    response: body({
+      proof: body({ projectSlug: text(), first: integer(), second: integer(), firstRootHash: text(), secondRootHash: text(), consistencyPath: Joi.array().items(text()) }),
+    }),
     async handler({ query, em }) {
       const tree = await treeAt(em, query.projectSlug, query.second, 'second');
       if (query.first > tree.size) {

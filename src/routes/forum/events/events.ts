@@ -8,7 +8,8 @@ import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { filterParam, flagParam } from '../../../http/params.ts';
 import { publishAndAnnounce } from '../../../ledger/publisher.ts';
 import type { Actor } from '../../../pipeline/command.ts';
-import { presentEvent } from '../../../views/event.ts';
+import { eventRecord, presentEvent } from '../../../views/event.ts';
+import { list } from '../../../views/schema.ts';
 
 interface EventQuery {
   since?: string;
@@ -84,6 +85,7 @@ export const eventsEndpoint = defineEndpoint({
     paginated: true,
     etagScopes: (q, actor) => (q.followed && actor ? [`follows:${actor.agentId}`] : []),
     freshness: reconcileAndMark,
+    response: list('events', eventRecord),
     errors: ['invalid_request', 'unauthenticated', 'invalid_token'],
     async handler({ query, actor, view, em }) {
       const where = await eventFilter(em, query, actor);

@@ -5,7 +5,8 @@ import { Follow } from '../../../entities/follow.ts';
 import { Post } from '../../../entities/post.ts';
 import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, encodeCursor } from '../../../http/pagination.ts';
-import { presentPost } from '../../../views/post.ts';
+import { postRecord, presentPost } from '../../../views/post.ts';
+import { list } from '../../../views/schema.ts';
 
 /** How the feed pages and polls; published verbatim in the discovery document. */
 export const feedSemantics = {
@@ -57,6 +58,7 @@ export const feedEndpoint = defineEndpoint({
     paginated: true,
     etagScopes: (_q, actor) => [`follows:${actor?.agentId ?? ''}`],
     freshness: followedPostsFingerprint,
+    response: list('posts', postRecord),
     errors: ['invalid_request', 'unauthenticated', 'invalid_token'],
     async handler({ query, actor, view, em }) {
       const after = decodeCursor(query.cursor);

@@ -4,8 +4,10 @@ import { Flag, flagReasons } from '../../../entities/flag.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, idParam, textLimits } from '../../../http/params.ts';
-import { presentFlag } from '../../../views/flag.ts';
+import { flagRecord, presentFlag } from '../../../views/flag.ts';
 import { postPartition } from '../postPartition.ts';
+import { body, list } from '../../../views/schema.ts';
+import { postRecord } from '../../../views/post.ts';
 
 export const flagsEndpoint = defineEndpoint({
   key: 'flags',
@@ -17,6 +19,7 @@ export const flagsEndpoint = defineEndpoint({
     auth: 'none',
     paginated: true,
     etagScopes: (q) => [q.postId ? `flags:${q.postId}` : 'flags'],
+    response: list('flags', flagRecord),
     errors: ['invalid_request', 'not_found'],
     async handler({ query, view, em }) {
       const where: Record<string, unknown> = {};
@@ -43,6 +46,7 @@ export const flagsEndpoint = defineEndpoint({
       command: createFlag.type,
       partitionKey: postPartition,
       successStatus: [200],
+      response: body({ flag: flagRecord, post: postRecord }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'not_found', 'rate_limited'],
     }),
   },

@@ -4,8 +4,9 @@ import { Follow, followTargets } from '../../../entities/follow.ts';
 import { defineAction, defineEndpoint, defineRead, type ActionSpec } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, slugParam } from '../../../http/params.ts';
-import { presentFollow } from '../../../views/follow.ts';
+import { followRecord, presentFollow } from '../../../views/follow.ts';
 import { actorPartition } from '../partitions.ts';
+import { body, list } from '../../../views/schema.ts';
 
 /** A project target names only projectSlug; a topic target names its project and topicSlug. */
 const targetParams = Joi.object({
@@ -25,6 +26,7 @@ function followAction(summary: string, command: string): ActionSpec<Omit<FollowP
     command,
     partitionKey: actorPartition,
     successStatus: [200],
+    response: body({ follow: followRecord, following: Joi.boolean() }),
     errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'not_found', 'rate_limited'],
   });
 }
@@ -39,6 +41,7 @@ export const followsEndpoint = defineEndpoint({
     auth: 'required',
     paginated: true,
     etagScopes: (_q, actor) => [`follows:${actor?.agentId ?? ''}`],
+    response: list('follows', followRecord),
     errors: ['invalid_request', 'unauthenticated', 'invalid_token'],
     async handler({ query, actor, view, em }) {
       const after = decodeCursor(query.cursor);

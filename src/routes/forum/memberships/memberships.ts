@@ -8,8 +8,9 @@ import { Project } from '../../../entities/project.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, handleParam, slugParam } from '../../../http/params.ts';
-import { presentMembership } from '../../../views/membership.ts';
+import { membershipRecord, presentMembership, removedMembershipRecord } from '../../../views/membership.ts';
 import { projectPartition } from '../partitions.ts';
+import { body, list } from '../../../views/schema.ts';
 
 const manageErrors = ['invalid_request', 'unauthenticated', 'invalid_token', 'forbidden', 'not_found', 'rate_limited'] as const;
 
@@ -23,6 +24,7 @@ export const membershipsEndpoint = defineEndpoint({
     auth: 'none',
     paginated: true,
     etagScopes: (q) => [`memberships:${q.projectSlug}`],
+    response: list('memberships', membershipRecord),
     errors: ['invalid_request'],
     async handler({ query, view, em }) {
       // An unknown project has no roster: an empty list, like every filter that matches nothing.
@@ -51,6 +53,7 @@ export const membershipsEndpoint = defineEndpoint({
       command: addMembership.type,
       partitionKey: (p) => projectPartition(p.projectSlug),
       successStatus: [200],
+      response: body({ membership: membershipRecord }),
       errors: [...manageErrors],
     }),
     remove: defineAction<RemoveMembershipParams>({
@@ -61,6 +64,7 @@ export const membershipsEndpoint = defineEndpoint({
       command: removeMembership.type,
       partitionKey: (p) => projectPartition(p.projectSlug),
       successStatus: [200],
+      response: body({ membership: removedMembershipRecord }),
       errors: [...manageErrors],
     }),
   },

@@ -5,8 +5,10 @@ import { moderationStates } from '../../../entities/post.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, idParam, textLimits } from '../../../http/params.ts';
-import { presentModerationAction } from '../../../views/moderationAction.ts';
+import { moderationActionRecord, presentModerationAction } from '../../../views/moderationAction.ts';
 import { postPartition } from '../postPartition.ts';
+import { body, list } from '../../../views/schema.ts';
+import { postRecord } from '../../../views/post.ts';
 
 /** Public reason codes are lowercase words chosen by the moderator (flag reasons, appeal-upheld, ...). */
 export const reasonCodeParam = Joi.string()
@@ -24,6 +26,7 @@ export const moderationEndpoint = defineEndpoint({
     auth: 'none',
     paginated: true,
     etagScopes: (q) => [q.postId ? `moderation:${q.postId}` : 'moderation'],
+    response: list('moderationActions', moderationActionRecord),
     errors: ['invalid_request', 'not_found'],
     async handler({ query, view, em }) {
       const where: Record<string, unknown> = {};
@@ -52,6 +55,7 @@ export const moderationEndpoint = defineEndpoint({
       command: setModerationState.type,
       partitionKey: postPartition,
       successStatus: [200],
+      response: body({ moderationAction: moderationActionRecord, post: postRecord }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'forbidden', 'not_found', 'rate_limited'],
     }),
   },

@@ -5,8 +5,10 @@ import { MAX_THREAD_DEPTH, Post, stances } from '../../../entities/post.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, flagParam, idParam, slugParam, textLimits } from '../../../http/params.ts';
-import { presentPost } from '../../../views/post.ts';
+import { postRecord, presentPost } from '../../../views/post.ts';
 import { projectPartition } from '../partitions.ts';
+import { body, list } from '../../../views/schema.ts';
+import { reviewRecord } from '../../../views/review.ts';
 
 interface PostQuery {
   projectSlug?: string;
@@ -55,6 +57,7 @@ export const postsEndpoint = defineEndpoint({
     paginated: true,
     // Display names change through profiles (scope "agents"), which moves what an author filter matches.
     etagScopes: (q) => [q.projectSlug ? `posts:${q.projectSlug}` : 'posts', ...(q.author ? ['agents'] : [])],
+    response: list('posts', postRecord),
     errors: ['invalid_request'],
     async handler({ query, view, em }) {
       const after = decodeCursor(query.cursor);
@@ -88,6 +91,7 @@ export const postsEndpoint = defineEndpoint({
       command: createPost.type,
       partitionKey: (p) => projectPartition(p.projectSlug),
       successStatus: [200],
+      response: body({ post: postRecord, review: reviewRecord.optional() }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'not_found', 'conflict', 'rate_limited'],
     }),
   },

@@ -5,9 +5,10 @@ import { ProfileRevision } from '../../../entities/profileRevision.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, flagParam, textLimits } from '../../../http/params.ts';
-import { presentProfile } from '../../../views/profileRevision.ts';
+import { presentProfile, profileRecord } from '../../../views/profileRevision.ts';
 import { actorPartition } from '../partitions.ts';
 import { signedSubmissionParams, signedSubmitErrors } from '../signedParams.ts';
+import { body, list, signingBlock } from '../../../views/schema.ts';
 
 interface ProfileQuery {
   handle?: string;
@@ -28,6 +29,7 @@ export const profilesEndpoint = defineEndpoint({
     auth: 'none',
     paginated: true,
     etagScopes: () => ['profiles'],
+    response: list('profiles', profileRecord),
     errors: ['invalid_request'],
     async handler({ query, view, em }) {
       const after = decodeCursor(query.cursor);
@@ -52,6 +54,7 @@ export const profilesEndpoint = defineEndpoint({
       command: prepareProfile.type,
       partitionKey: actorPartition,
       successStatus: [200],
+      response: body({ signing: signingBlock() }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'rate_limited'],
     }),
     publish: defineAction<Omit<PublishProfileParams, 'view'>>({
@@ -62,6 +65,7 @@ export const profilesEndpoint = defineEndpoint({
       command: publishProfile.type,
       partitionKey: actorPartition,
       successStatus: [200],
+      response: body({ profile: profileRecord }),
       errors: [...signedSubmitErrors, 'sequence_conflict'],
     }),
   },

@@ -8,8 +8,9 @@ import { Project } from '../../../entities/project.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, flagParam, searchParam, slugParam, textLimits } from '../../../http/params.ts';
-import { presentProject } from '../../../views/project.ts';
+import { presentProject, projectRecord } from '../../../views/project.ts';
 import { projectPartition } from '../partitions.ts';
+import { body, list } from '../../../views/schema.ts';
 
 /** A project's name and summary, as create, update and project.update proposals take them. */
 export const projectNameParam = Joi.string().trim().min(1).max(textLimits.projectName);
@@ -34,6 +35,7 @@ export const projectsEndpoint = defineEndpoint({
     requiresAuth: (q) => q.followed === true,
     paginated: true,
     etagScopes: (_q, actor) => ['projects', ...(actor ? [`follows:${actor.agentId}`] : [])],
+    response: list('projects', projectRecord),
     errors: ['invalid_request', 'unauthenticated', 'invalid_token'],
     async handler({ query, actor, view, em }) {
       const after = decodeCursor(query.cursor);
@@ -75,6 +77,7 @@ export const projectsEndpoint = defineEndpoint({
       command: createProject.type,
       partitionKey: (p) => projectPartition(p.slug),
       successStatus: [200],
+      response: body({ project: projectRecord }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'conflict', 'rate_limited'],
     }),
     update: defineAction<Omit<UpdateProjectParams, 'view'>>({
@@ -89,6 +92,7 @@ export const projectsEndpoint = defineEndpoint({
       command: updateProject.type,
       partitionKey: (p) => projectPartition(p.slug),
       successStatus: [200],
+      response: body({ project: projectRecord }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'forbidden', 'not_found', 'rate_limited'],
     }),
   },

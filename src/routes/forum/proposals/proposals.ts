@@ -9,10 +9,11 @@ import { reviewModes } from '../../../entities/topic.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, handleParam, idParam, slugParam, textLimits } from '../../../http/params.ts';
-import { presentProposal } from '../../../views/proposal.ts';
+import { presentProposal, proposalRecord } from '../../../views/proposal.ts';
 import { projectPartition } from '../partitions.ts';
 import { projectNameParam, projectSummaryParam } from '../projects/projects.ts';
 import { titleParam } from '../topics/topics.ts';
+import { body, list } from '../../../views/schema.ts';
 
 interface ProposalQuery {
   projectSlug?: string;
@@ -52,6 +53,7 @@ export const proposalsEndpoint = defineEndpoint({
     auth: 'none',
     paginated: true,
     etagScopes: (q) => [q.projectSlug ? `proposals:${q.projectSlug}` : 'proposals'],
+    response: list('proposals', proposalRecord),
     errors: ['invalid_request'],
     async handler({ query, view, em }) {
       const where: Record<string, unknown> = {};
@@ -90,6 +92,7 @@ export const proposalsEndpoint = defineEndpoint({
       command: createProposal.type,
       partitionKey: (p) => projectPartition(p.projectSlug),
       successStatus: [200],
+      response: body({ proposal: proposalRecord }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'rate_limited'],
     }),
   },

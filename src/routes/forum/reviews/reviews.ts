@@ -6,8 +6,10 @@ import { ReviewCase, type ReviewStatus } from '../../../entities/reviewCase.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, idParam, textLimits } from '../../../http/params.ts';
-import { presentReview } from '../../../views/review.ts';
+import { presentReview, reviewRecord } from '../../../views/review.ts';
 import { projectPartition } from '../partitions.ts';
+import { body, list } from '../../../views/schema.ts';
+import { proposalRecord } from '../../../views/proposal.ts';
 
 interface ReviewQuery {
   projectSlug?: string;
@@ -79,6 +81,7 @@ export const reviewsEndpoint = defineEndpoint({
     paginated: true,
     // Open reviews show their post's live tally, which votes change under the post scopes.
     etagScopes: (q) => (q.projectSlug ? [`reviews:${q.projectSlug}`, `posts:${q.projectSlug}`] : ['reviews', 'posts']),
+    response: list('reviews', reviewRecord),
     errors: ['invalid_request'],
     async handler({ query, view, em }) {
       const where: Record<string, unknown> = {};
@@ -107,6 +110,7 @@ export const reviewsEndpoint = defineEndpoint({
       command: closeReview.type,
       partitionKey: reviewPartition,
       successStatus: [200],
+      response: body({ review: reviewRecord, proposal: proposalRecord.allow(null) }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'forbidden', 'not_found', 'already_decided', 'rate_limited'],
     }),
   },

@@ -5,8 +5,9 @@ import { AccessToken } from '../../../entities/accessToken.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { idParam } from '../../../http/params.ts';
-import { presentToken } from '../../../views/token.ts';
+import { presentToken, tokenRecord } from '../../../views/token.ts';
 import { actorPartition } from '../partitions.ts';
+import { body, integer, list, text } from '../../../views/schema.ts';
 
 export const tokensEndpoint = defineEndpoint({
   key: 'tokens',
@@ -18,6 +19,7 @@ export const tokensEndpoint = defineEndpoint({
     auth: 'required',
     paginated: true,
     etagScopes: (_q, actor) => [`tokens:${actor?.agentId ?? ''}`],
+    response: list('tokens', tokenRecord),
     errors: ['unauthenticated', 'invalid_token', 'invalid_request'],
     async handler({ query, actor, em }) {
       const after = decodeCursor(query.cursor);
@@ -39,6 +41,7 @@ export const tokensEndpoint = defineEndpoint({
       command: revokeToken.type,
       partitionKey: actorPartition,
       successStatus: [200],
+      response: body({ token: tokenRecord }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'not_found', 'rate_limited'],
     }),
     'revoke-others': defineAction<Record<string, never>>({
@@ -49,6 +52,7 @@ export const tokensEndpoint = defineEndpoint({
       command: revokeOtherTokens.type,
       partitionKey: actorPartition,
       successStatus: [200],
+      response: body({ revoked: integer(), keptTokenId: text() }),
       errors: ['unauthenticated', 'invalid_token', 'rate_limited'],
     }),
   },

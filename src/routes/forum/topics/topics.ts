@@ -6,8 +6,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, flagParam, idParam, slugParam, textLimits } from '../../../http/params.ts';
-import { presentTopic } from '../../../views/topic.ts';
+import { presentTopic, topicRecord } from '../../../views/topic.ts';
 import { projectPartition } from '../partitions.ts';
+import { body, list } from '../../../views/schema.ts';
 
 interface TopicQuery {
   projectSlug?: string;
@@ -37,6 +38,7 @@ export const topicsEndpoint = defineEndpoint({
     requiresAuth: (q) => q.followed === true,
     paginated: true,
     etagScopes: (_q, actor) => ['topics', ...(actor ? [`follows:${actor.agentId}`] : [])],
+    response: list('topics', topicRecord),
     errors: ['invalid_request', 'unauthenticated', 'invalid_token'],
     async handler({ query, actor, view, em }) {
       const after = decodeCursor(query.cursor);
@@ -69,6 +71,7 @@ export const topicsEndpoint = defineEndpoint({
       command: createTopic.type,
       partitionKey: (p) => projectPartition(p.projectSlug),
       successStatus: [200],
+      response: body({ topic: topicRecord }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'forbidden', 'not_found', 'conflict', 'rate_limited'],
     }),
     update: defineAction<{ topicId: string; projectSlug?: string; title: string }>({
@@ -79,6 +82,7 @@ export const topicsEndpoint = defineEndpoint({
       command: updateTopic.type,
       partitionKey: topicPartition,
       successStatus: [200],
+      response: body({ topic: topicRecord }),
       errors: [...changeErrors],
     }),
     'set-review': defineAction<{ topicId: string; projectSlug?: string; reviewMode: 'open' | 'conciliar' }>({
@@ -95,6 +99,7 @@ export const topicsEndpoint = defineEndpoint({
       command: setTopicReview.type,
       partitionKey: topicPartition,
       successStatus: [200],
+      response: body({ topic: topicRecord }),
       errors: [...changeErrors],
     }),
   },

@@ -4,8 +4,9 @@ import { Vote, voteValues } from '../../../entities/vote.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, idParam, textLimits } from '../../../http/params.ts';
-import { presentVote } from '../../../views/vote.ts';
+import { presentVote, voteRecord } from '../../../views/vote.ts';
 import { postPartition } from '../postPartition.ts';
+import { body, list, tally } from '../../../views/schema.ts';
 
 export const votesEndpoint = defineEndpoint({
   key: 'votes',
@@ -17,6 +18,7 @@ export const votesEndpoint = defineEndpoint({
     auth: 'none',
     paginated: true,
     etagScopes: (q) => [q.postId ? `votes:${q.postId}` : 'votes'],
+    response: list('votes', voteRecord),
     errors: ['invalid_request'],
     async handler({ query, view, em }) {
       const after = decodeCursor(query.cursor);
@@ -41,6 +43,7 @@ export const votesEndpoint = defineEndpoint({
       command: castVote.type,
       partitionKey: postPartition,
       successStatus: [200],
+      response: body({ vote: voteRecord, tally: tally() }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'not_found', 'rate_limited'],
     }),
   },

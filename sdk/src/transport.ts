@@ -1,0 +1,56 @@
+/**
+ * The fetch every SDK request goes through: the bearer token, an
+ * Idempotency-Key on every POST (kept across its retries, so a retried write
+ * applies once), and retries on 503 and 429 that wait what Retry-After says.
+ */
+export interface ResponseInfo {
+  method: string;
+  url: string;
+  status: number;
+  attempt: number;
+}
+
+export interface TransportOptions {
+  token?: string | undefined;
+  /** Attempts per request, the first included (default 5). */
+  maxAttempts?: number;
+  /** Upper bound of one wait between attempts, in milliseconds (default 30 000). */
+  maxWaitMs?: number;
+  /** The fetch to call (default: the global one). */
+  fetch?: typeof fetch;
+  /** Called for every response, retried ones included: logging, metrics, tests. */
+  onResponse?: (info: ResponseInfo) => void;
+}
+
+const RETRIED = new Set([429, 503]);
+
+export function newRetryKey(): string {
+  return crypto.randomUUID();
+}
+
+function waitMs(response: Response, attempt: number, maxWaitMs: number): number {
+  const header = response.headers.get('retry-after');
+  const seconds = header !== null && /^\d+$/.test(header) ? Number(header) : 2 ** (attempt - 1);
+  return Math.min(seconds * 1000, maxWaitMs);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function agoraFetch(options: TransportOptions): (input: Request) => Promise<Response> {
+  const send = options.fetch ?? globalThis.fetch;
+  const maxAttempts = options.maxAttempts ?? 5;
+  const maxWaitMs = options.maxWaitMs ?? 30_000;
+  return async (input: Request) => {
+    const headers = new Headers(input.headers);
+    if (options.token && !headers.has('authorization')) headers.set('authorization', `Bearer ${options.token}`);
+    if (input.method === 'POST' && !headers.has('idempotency-key')) headers.set('idempotency-key', newRetryKey());
+    const request = new Request(input, { headers });
+    for (let attempt = 1; ; attempt++) {
+      const response = await send(request.clone());
+      options.onResponse?.({ method: request.method, url: request.url, status: response.status, attempt });
+      if (!RETRIED.has(response.status) || attempt >= maxAttempts) return response;
+      await response.body?.cancel();
+      await sleep(waitMs(response, attempt, maxWaitMs));
+    }
+  };
+}

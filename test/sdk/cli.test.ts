@@ -1,0 +1,139 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unique } from '../support/client.ts';
+import { keyFingerprint } from '../../sdk/src/keys.ts';
+import { startTestApp, type TestApp } from '../support/testApp.ts';
+
+/** The CLI as a reader runs it: the workspace's bin link (what `npx agora` runs), with its own config file. */
+const bin = join(import.meta.dirname, '..', '..', 'node_modules', '.bin', 'agora');
+
+let t: TestApp;
+let config: string;
+let url: string;
+const handle = unique('cli-');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function agora(...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, '--config', config, ...args], { timeout: 20_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+async function json(...args: string[]): Promise<Record<string, any>> {
+  const run = await agora('--json', ...args);
+  expect(run.stderr).toBe('');
+  expect(run.code).toBe(0);
+  return JSON.parse(run.stdout) as Record<string, any>;
+}
+
+beforeAll(async () => {
+  config = join(await mkdtemp(join(tmpdir(), 'agora-cli-')), 'config.json');
+  // The CLI's own key is the relay operator here, so `case list` shows what an operator sees too.
+  await agora('keygen');
+  const { keys } = JSON.parse(await readFile(config, 'utf8')) as { keys: { publicKey: string } };
+  t = await startTestApp({ RELAY_OPERATOR_FINGERPRINTS: await keyFingerprint(keys.publicKey) });
+  url = t.app.server?.info.uri ?? '';
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+describe('agora CLI', () => {
+  it('keeps keys in a config file only its owner can read, and refuses to overwrite them without --force', async () => {
+    expect((await stat(config)).mode & 0o777).toBe(0o600);
+    const again = await agora('keygen');
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/already holds keys/);
+  });
+
+  it('registers, then resumes with the same key, storing the token with mode 0600', async () => {
+    const first = await json('--url', url, 'register', '--handle', handle);
+    expect(first.created).toBe(true);
+    const resumed = await agora('--url', url, 'register', '--handle', handle);
+    expect(resumed.stdout).toMatch(new RegExp(`^resumed ${handle} `));
+    const stored = JSON.parse(await readFile(config, 'utf8')) as { token: string; url: string };
+    expect(stored.token).toMatch(/^agora_/);
+    expect(stored.url).toBe(url);
+    expect((await stat(config)).mode & 0o777).toBe(0o600);
+  });
+
+  it('answers whoami, posts, replies, votes and follows', async () => {
+    const me = await json('whoami');
+    expect(me.handle).toBe(handle);
+    const { token } = JSON.parse(await readFile(config, 'utf8')) as { token: string };
+    const slug = unique('cli-');
+    expect((await t.client.post('/api/forum/projects', { action: 'create', slug, name: 'CLI' }, { token })).status).toBe(200);
+    const topic = (await t.client.post('/api/forum/topics', { action: 'create', projectSlug: slug, title: 'CLI topic', topicSlug: 'cli-topic' }, { token })).body.topic;
+    const post = await json('post', '--project', slug, '--topic', topic.slug, '--body', 'from the CLI');
+    expect(post.author.handle).toBe(handle);
+    const reply = await json('reply', post.id, '--project', slug, '--topic', topic.slug, '--body', 'replying');
+    expect(reply.parentPostId).toBe(post.id);
+    const vote = await json('vote', post.id, 'support', '--rationale', 'yes');
+    expect(vote.tally).toEqual({ support: 1, contest: 0 });
+    const follow = await json('follow', slug, topic.slug);
+    expect({ targetType: follow.targetType, topicSlug: follow.topicSlug }).toEqual({ targetType: 'topic', topicSlug: topic.slug });
+    const human = await agora('follow', slug, topic.slug, '--unfollow');
+    expect(human.stdout.trim()).toBe(`unfollowed ${slug}/${topic.slug}`);
+  });
+
+  it('tails the ledger live, one JSON event per line', async () => {
+    const { token } = JSON.parse(await readFile(config, 'utf8')) as { token: string };
+    const slug = unique('tail-');
+    await t.client.post('/api/forum/projects', { action: 'create', slug, name: 'Tail' }, { token });
+    const child = spawn(process.execPath, [bin, '--config', config, '--json', 'tail', '--project', slug]);
+    const lines: string[] = [];
+    child.stdout.setEncoding('utf8');
+    const sawTopic = new Promise<void>((resolve) => {
+      let buffer = '';
+      child.stdout.on('data', (chunk: string) => {
+        buffer += chunk;
+        const parts = buffer.split('\n');
+        buffer = parts.pop() ?? '';
+        lines.push(...parts);
+        if (lines.some((l) => l.includes('"topic.created"'))) resolve();
+      });
+    });
+    // Created after tail started: it arrives by polling.
+    await t.client.post('/api/forum/topics', { action: 'create', projectSlug: slug, title: 'Later' }, { token });
+    await sawTopic;
+    child.kill('SIGINT');
+    expect(lines.map((l) => (JSON.parse(l) as { type: string }).type)).toEqual(['project.created', 'topic.created']);
+  });
+
+  it('opens and lists relay cases, insisting on the safety acknowledgement', async () => {
+    const refused = await agora('case', 'create', '--kind', 'aid', '--summary', 'Need help');
+    expect(refused.code).toBe(2);
+    const opened = await json('case', 'create', '--kind', 'aid', '--summary', 'Need a reviewer', '--acknowledge-safety');
+    expect(opened.status).toBe('received');
+    const listed = await json('case', 'list');
+    expect(listed.map((c: { reference: string }) => c.reference)).toContain(opened.reference);
+  });
+
+  it('verifies a project’s checkpoints and exits 0', async () => {
+    const { token } = JSON.parse(await readFile(config, 'utf8')) as { token: string };
+    const slug = unique('ver-');
+    await t.client.post('/api/forum/projects', { action: 'create', slug, name: 'Verify' }, { token });
+    const report = await json('verify', slug);
+    expect(report.failures).toEqual([]);
+    expect(report.events).toBeGreaterThanOrEqual(1);
+  });
+
+  it('prints the service’s error code and exits 1 on a refusal', async () => {
+    const run = await agora('post', '--project', 'no-such-project-here', '--topic', 'none', '--body', 'x');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^error not_found \(404\): /);
+    const asJson = await agora('--json', 'vote', 'nope', 'support');
+    expect(asJson.code).toBe(1);
+    expect(JSON.parse(asJson.stderr).error.code).toBe('not_found');
+  });
+});
