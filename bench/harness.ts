@@ -5,11 +5,15 @@ import { Redis } from 'ioredis';
 import { deleteKeys } from '../test/support/testApp.ts';
 import { openOrm } from '../src/db/orm.ts';
 import { Client } from '../test/support/client.ts';
+import { cpuBetween, snapshot, type ProcessGroup } from './processCpu.ts';
 
 /** The service under load, in its own processes, on a database of its own. */
 export interface BenchTarget {
   client: Client;
   url: string;
+  databaseUrl: string;
+  /** The service's processes; in the single layout one process is both roles (counted as api). */
+  pids: Record<'api' | 'worker', number[]>;
   stop(): Promise<void>;
 }
 
@@ -62,9 +66,12 @@ export async function startTarget(layout: 'single' | 'split', extraEnv: Record<s
     if ((await client.get('/readyz').catch(() => null))?.status === 200) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  const pidsOf = (role: string) => children.filter((_, i) => roles[i] === role).map((c) => c.pid ?? 0);
   return {
     client,
     url,
+    pids: { api: [...pidsOf('api'), ...pidsOf('all')], worker: pidsOf('worker') },
+    databaseUrl,
     stop: async () => {
       for (const child of children) child.removeAllListeners('exit').kill('SIGTERM');
       await Promise.all(children.map((c) => new Promise((resolve) => c.once('exit', resolve))));
@@ -90,6 +97,33 @@ export interface BenchResult {
   p95: number;
   p99: number;
   errors: number;
+  /** CPU milliseconds per completed request, per process group, over the load window. */
+  cpuPerRequest: Record<ProcessGroup, number>;
+  /** Postgres work per completed request (pg_stat counters of the bench database). */
+  pgPerRequest: PgWork;
+}
+
+/** Cumulative Postgres counters of one database: commits, rows written, index and sequential scans. */
+export interface PgWork {
+  commits: number;
+  inserted: number;
+  updated: number;
+  indexScans: number;
+  seqScans: number;
+}
+
+async function pgWork(databaseUrl: string): Promise<PgWork> {
+  const orm = await openOrm(databaseUrl, { poolMax: 1 });
+  try {
+    const [row] = await orm.em.fork().execute<Record<keyof PgWork, string>[]>(
+      `select (select xact_commit from pg_stat_database where datname = current_database()) as commits,
+              sum(n_tup_ins) as inserted, sum(n_tup_upd) as updated, sum(coalesce(idx_scan, 0)) as "indexScans", sum(seq_scan) as "seqScans"
+         from pg_stat_user_tables`,
+    );
+    return { commits: Number(row?.commits), inserted: Number(row?.inserted), updated: Number(row?.updated), indexScans: Number(row?.indexScans), seqScans: Number(row?.seqScans) };
+  } finally {
+    await orm.close();
+  }
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -98,8 +132,11 @@ function percentile(sorted: number[], p: number): number {
 }
 
 /** Drives the target with autocannon; `next` builds each request. Answers of 400 and above count as errors (a 304 is a success). */
-export async function load(name: string, url: string, next: () => BenchRequest, options: { connections: number; seconds: number }): Promise<BenchResult> {
+export async function load(name: string, target: Pick<BenchTarget, 'url' | 'pids' | 'databaseUrl'>, next: () => BenchRequest, options: { connections: number; seconds: number }): Promise<BenchResult> {
+  const url = target.url;
   const latencies: number[] = [];
+  const pgBefore = await pgWork(target.databaseUrl);
+  const before = snapshot(target.pids);
   let failed = 0;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
@@ -116,8 +153,13 @@ export async function load(name: string, url: string, next: () => BenchRequest, 
       if (status >= 400) failed++;
     });
   });
+  const cpu = cpuBetween(before, snapshot(target.pids));
+  // Backends publish their counters when idle, at most once a second.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const pgAfter = await pgWork(target.databaseUrl);
   latencies.sort((a, b) => a - b);
   const completed = result.requests.total;
+  const perRequest = (ms: number) => (completed > 0 ? ms / completed : 0);
   return {
     name,
     requests: completed,
@@ -126,11 +168,24 @@ export async function load(name: string, url: string, next: () => BenchRequest, 
     p95: percentile(latencies, 95),
     p99: percentile(latencies, 99),
     errors: failed + result.errors + result.timeouts,
+    cpuPerRequest: { api: perRequest(cpu.api), worker: perRequest(cpu.worker), postgres: perRequest(cpu.postgres), redis: perRequest(cpu.redis) },
+    pgPerRequest: Object.fromEntries(Object.entries(pgAfter).map(([k, v]) => [k, perRequest(v - pgBefore[k as keyof PgWork])])) as unknown as PgWork,
   };
 }
 
 export function report(results: BenchResult[]): void {
-  console.log('| scenario | requests | req/s | p50 ms | p95 ms | p99 ms | errors |');
-  console.log('|---|---|---|---|---|---|---|');
-  for (const r of results) console.log(`| ${r.name} | ${r.requests} | ${r.requestsPerSecond} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.errors} |`);
+  console.log('| scenario | requests | req/s | p50 ms | p95 ms | p99 ms | errors | CPU ms/req: api | worker | postgres | redis |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    const cpu = r.cpuPerRequest;
+    console.log(
+      `| ${r.name} | ${r.requests} | ${r.requestsPerSecond} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.errors} | ${cpu.api.toFixed(3)} | ${cpu.worker.toFixed(3)} | ${cpu.postgres.toFixed(3)} | ${cpu.redis.toFixed(3)} |`,
+    );
+  }
+  console.log('\n| scenario | Postgres per request: commits | rows inserted | rows updated | index scans | seq scans |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of results) {
+    const pg = r.pgPerRequest;
+    console.log(`| ${r.name} | ${pg.commits.toFixed(2)} | ${pg.inserted.toFixed(2)} | ${pg.updated.toFixed(2)} | ${pg.indexScans.toFixed(2)} | ${pg.seqScans.toFixed(3)} |`);
+  }
 }
