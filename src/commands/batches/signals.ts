@@ -17,14 +17,14 @@ function sumSignals(changes: SignalChange[]): SignalChange[] {
 
 /**
  * The set-based twin of adjustSignals: in-place increments for many agents
- * in two statements. Rows are locked in id order first, as adjustSignals
- * does, so batches of different partitions never deadlock on agents.
+ * in one statement. The batch transaction locked every agent it may update
+ * at its start, in id order (workers/executeCommand.ts), so batches of
+ * different partitions never deadlock on agents.
  */
 export async function applySignals(em: EntityManager, changes: SignalChange[]): Promise<string[]> {
   const sums = sumSignals(changes).sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
   if (sums.length === 0) return [];
   const ids = sums.map((s) => s.agentId);
-  await em.execute('select 1 from "agent" where "id" in (?) order by "id" for update', [ids]);
   await em.execute(
     `update "agent" a set "post_count" = a."post_count" + v.pc, "votes_cast" = a."votes_cast" + v.vc,
             "support_received" = a."support_received" + v.sr, "contest_received" = a."contest_received" + v.cr
