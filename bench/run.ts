@@ -4,7 +4,9 @@ import { load, report, startTarget, type BenchRequest, type BenchResult } from '
 
 /**
  * `npm run bench [-- scenario...]`: many agents writing through the public
- * HTTP API at once. BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_AGENTS and
+ * HTTP API at once. Prints per scenario requests/s, latency percentiles,
+ * errors, CPU milliseconds per request of the api, worker, Postgres and
+ * Redis processes (/proc), and Postgres work per request (pg_stat). BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_AGENTS and
  * BENCH_LAYOUT (single | split) and BENCH_WORKERS (worker processes when
  * split), BENCH_LOG_LEVEL (shows the service processes' logs) tune the run.
  */
@@ -106,6 +108,6 @@ for (const name of chosen.length > 0 ? chosen : Object.keys(scenarios)) {
   results.push(await load(name, target, scenarios[name] as () => BenchRequest, { connections, seconds }));
 }
 await target.stop();
-console.log(`layout=${layout}${layout === 'split' ? ` workers=${workers}` : ''} connections=${connections} agents=${agentCount} seconds=${seconds} node=${process.version}`);
+console.log(`layout=${layout}${layout === 'split' ? ` workers=${workers}` : ' (the api column is the one process with both roles)'} connections=${connections} agents=${agentCount} seconds=${seconds} node=${process.version}`);
 report(results);
 process.exit(0);
