@@ -9,6 +9,7 @@ import { ProcessedCommand } from '../src/entities/processedCommand.ts';
 import { ApiError } from '../src/errors.ts';
 import type { Command, CommandResult } from '../src/pipeline/command.ts';
 import { castVotes } from '../src/commands/batches/castVotes.ts';
+import { followTargets, unfollowTargets } from '../src/commands/batches/follows.ts';
 import { createPosts } from '../src/commands/batches/createPosts.ts';
 import type { Decision, SetBasedHandler } from '../src/commands/batches/types.ts';
 
@@ -141,7 +142,7 @@ async function applyBatch(root: EntityManager, settings: Settings, commands: Com
 export type BatchRetryListener = (mode: 'per_command' | 'savepoints' | 'one_by_one', commands: Command[], cause: Error) => void;
 
 /** Hot command types with a set-based path (src/commands/batches). */
-const setBasedHandlers = new Map<string, SetBasedHandler>([createPosts, castVotes].map((h) => [h.type, h]));
+const setBasedHandlers = new Map<string, SetBasedHandler>([createPosts, castVotes, followTargets, unfollowTargets].map((h) => [h.type, h]));
 
 function takesSetBasedPath(commands: Command[]): boolean {
   return commands.every((command) => setBasedHandlers.get(command.type)?.accepts(command) ?? false);

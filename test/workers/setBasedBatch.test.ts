@@ -93,4 +93,34 @@ describe('a batch of hot commands applied set-based', () => {
     const events = await t.orm.em.fork().execute<{ command_id: string; type: string }[]>('select command_id, type from outbox_event where command_id in (?)', [[good.commandId, bad.commandId]]);
     expect(events).toEqual([{ command_id: good.commandId, type: 'post.created' }]);
   });
+
+  it('folds follows and unfollows of one batch in order, without falling back to the per-command path', async () => {
+    const [a, b] = voters as [TestAgent, TestAgent];
+    const follow = (agent: TestAgent, data: Record<string, unknown>) => command(agent, 'follow.follow', data);
+    const unfollow = (agent: TestAgent, data: Record<string, unknown>) => command(agent, 'follow.unfollow', data);
+    const project = { targetType: 'project', projectSlug: topic.projectSlug };
+    const topicTarget = { targetType: 'topic', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug };
+    const { executions, retries } = await run([
+      follow(a, project),
+      follow(a, project),
+      follow(b, { targetType: 'project', projectSlug: 'no-such-project-here' }),
+      unfollow(b, project),
+      follow(b, topicTarget),
+      unfollow(b, topicTarget),
+      follow(b, project),
+    ]);
+    expect(retries).toEqual([]);
+    expect(executions.map((e) => e.result.status)).toEqual([200, 200, 404, 404, 200, 200, 200]);
+    expect(executions.map((e) => e.result.body.following)).toEqual([true, true, undefined, undefined, true, false, true]);
+    expect((executions[1]?.result.body.follow as { id: string }).id).toBe((executions[0]?.result.body.follow as { id: string }).id);
+    const rows = await t.orm.em.fork().execute<{ agent_id: string; target_type: string }[]>('select agent_id, target_type from follow where agent_id in (?) order by agent_id, target_type', [[a.agentId, b.agentId]]);
+    expect(rows).toEqual(
+      [
+        { agent_id: a.agentId, target_type: 'project' },
+        { agent_id: b.agentId, target_type: 'project' },
+      ].sort((x, y) => (x.agent_id < y.agent_id ? -1 : 1)),
+    );
+    const events = await t.orm.em.fork().execute<{ type: string }[]>('select type from outbox_event where type like ? and created_at >= now() - interval \'1 minute\' and project_slug = ? order by id', ['follow.%', topic.projectSlug]);
+    expect(events.map((e) => e.type)).toEqual(['follow.created', 'follow.created', 'follow.removed', 'follow.created']);
+  });
 });

@@ -9,7 +9,7 @@ import { postScopes } from '../posts/postLookup.ts';
 import { requireActor } from '../types.ts';
 import { castVote, type CastVoteParams } from '../votes/castVote.ts';
 import { applySignals } from './signals.ts';
-import type { Decision, SetBasedHandler } from './types.ts';
+import { refusal, type Decision, type SetBasedHandler } from './types.ts';
 
 interface PostState {
   id: string;
@@ -61,10 +61,7 @@ export const castVotes: SetBasedHandler = {
       const params = paramsOf(command);
       const voter = requireActor(command.actor);
       const post = state.posts.get(params.postId);
-      if (!post) {
-        const error = notFound(`post ${params.postId}`);
-        return { command, result: { status: error.status, body: { error: error.toBody() } }, outcome: 'refused', events: [], touched: [] };
-      }
+      if (!post) return refusal(command, notFound(`post ${params.postId}`));
       const key = voteKey(post.id, voter.agentId);
       const known = state.votes.get(key);
       const previousValue: VoteValue | null = known?.vote.value ?? null;

@@ -8,7 +8,7 @@ import { badParent, createPost, newPost, postCreated, postIdAfter, type CreatePo
 import { postScopes } from '../posts/postLookup.ts';
 import { requireActor } from '../types.ts';
 import { applySignals } from './signals.ts';
-import type { Decision, SetBasedHandler } from './types.ts';
+import { refusal, type Decision, type SetBasedHandler } from './types.ts';
 
 interface TopicRow {
   id: string;
@@ -31,7 +31,6 @@ interface AuthorRow {
 
 const topicKey = (projectSlug: string, topicSlug: string) => `${projectSlug}/${topicSlug}`;
 const paramsOf = (command: Command) => command.data as unknown as CreatePostParams;
-const refusal = (command: Command, error: ApiError): Decision => ({ command, result: { status: error.status, body: { error: error.toBody() } }, outcome: 'refused', events: [], touched: [] });
 
 /** Everything a run of post.create commands refers to, one query per table. */
 async function load(em: EntityManager, commands: Command[]) {

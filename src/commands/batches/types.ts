@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ApiError } from '../../errors.ts';
 import type { Command, CommandResult } from '../../pipeline/command.ts';
 import type { EventDraft } from '../types.ts';
 
@@ -25,4 +26,9 @@ export interface SetBasedHandler {
   /** Commands this handler cannot take (rare options) go through the per-command path. */
   accepts(command: Command): boolean;
   apply(em: EntityManager, commands: Command[], now: Date): Promise<Decision[]>;
+}
+
+/** A command the fold refuses: its error answer, recorded like any other result, and nothing else. */
+export function refusal(command: Command, error: ApiError): Decision {
+  return { command, result: { status: error.status, body: { error: error.toBody() } }, outcome: 'refused', events: [], touched: [] };
 }

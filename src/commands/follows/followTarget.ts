@@ -6,7 +6,7 @@ import { newId } from '../../ids.ts';
 import type { View } from '../../views/view.ts';
 import { presentFollow } from '../../views/follow.ts';
 import { projectBySlug } from '../lookups.ts';
-import { defineCommand, ok, type CommandContext } from '../types.ts';
+import { defineCommand, ok, type CommandContext, type EventDraft } from '../types.ts';
 
 export interface FollowParams {
   targetType: 'project' | 'topic';
@@ -15,7 +15,7 @@ export interface FollowParams {
   view: View;
 }
 
-interface Target {
+export interface Target {
   targetId: string;
   projectSlug: string;
   topicSlug: string | null;
@@ -36,8 +36,12 @@ async function resolveTarget(em: EntityManager, params: FollowParams): Promise<T
  * what is the agent's own business (the follows listing needs its token),
  * and a public ledger naming followers would let anyone rebuild that list.
  */
-function followEvent({ emit, params }: CommandContext<FollowParams>, type: string, target: Target): void {
-  emit({ type, projectSlug: target.projectSlug, topicSlug: target.topicSlug, data: { targetType: params.targetType }, actor: null });
+export function followEventDraft(type: 'follow.created' | 'follow.removed', targetType: FollowParams['targetType'], target: Target): EventDraft {
+  return { type, projectSlug: target.projectSlug, topicSlug: target.topicSlug, data: { targetType }, actor: null };
+}
+
+function followEvent({ emit, params }: CommandContext<FollowParams>, type: 'follow.created' | 'follow.removed', target: Target): void {
+  emit(followEventDraft(type, params.targetType, target));
 }
 
 /** Following is idempotent: following again answers the existing follow and records nothing. */
