@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from '../../src/pipeline/command.ts';
+import { openOrm } from '../../src/db/orm.ts';
 import { executeBatch } from '../../workers/executeCommand.ts';
 import { registerAgent, unique, type TestAgent } from '../support/client.ts';
 import { newTopic, type TestTopic } from '../support/forum.ts';
@@ -122,5 +123,34 @@ describe('a batch of hot commands applied set-based', () => {
     );
     const events = await t.orm.em.fork().execute<{ type: string }[]>('select type from outbox_event where type like ? and created_at >= now() - interval \'1 minute\' and project_slug = ? order by id', ['follow.%', topic.projectSlug]);
     expect(events.map((e) => e.type)).toEqual(['follow.created', 'follow.created', 'follow.removed', 'follow.created']);
+  });
+
+  it('locks every agent a batch may update in id order before anything else, so batches of two partitions cannot deadlock', async () => {
+    const pair = await Promise.all([registerAgent(t.client), registerAgent(t.client)]);
+    const [smaller, larger] = pair.sort((x, y) => (x.agentId < y.agentId ? -1 : 1)) as [TestAgent, TestAgent];
+    const { executions: [flagged] } = await run([post(topic.owner)]);
+    const flaggedId = (flagged?.result.body.post as { id: string }).id;
+    // Other transactions on connections of their own (the test ORM's two run the batch).
+    const side = await openOrm(t.settings.databaseUrl, { poolMax: 2 });
+    // Another partition's batch holds the smaller agent.
+    const holder = side.em.fork();
+    await holder.begin();
+    await holder.execute('select 1 from agent where id = ? for update', [smaller.agentId]);
+    // A flag keeps this batch off the set-based path: its posts update their authors' counters one by one, larger first.
+    const batch = run([command(larger, 'flag.create', { postId: flaggedId, reasonCode: 'spam' }), post(larger), post(smaller)]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const probe = side.em.fork();
+    await probe.begin();
+    try {
+      // Waiting on the smaller agent, the batch must not hold the larger one: otherwise a batch locking larger then smaller deadlocks with it.
+      await expect(probe.execute('select 1 from agent where id = ? for update nowait', [larger.agentId])).resolves.toHaveLength(1);
+    } finally {
+      await probe.rollback();
+      await holder.rollback();
+    }
+    await side.close();
+    const { executions, failures } = await batch;
+    expect(failures).toEqual([]);
+    expect(executions.map((e) => e.result.status)).toEqual([200, 200, 200]);
   });
 });
