@@ -28,12 +28,13 @@ export type LockMode = 'skip' | 'wait';
 
 /**
  * Publishes up to `limit` pending rows inside the caller's transaction and
- * returns how many. The lock lasts until that transaction ends.
+ * returns how many; null when mode is 'skip' and another publisher holds the
+ * lock. The lock lasts until that transaction ends.
  */
-export async function publishBatch(tx: EntityManager, limit: number, mode: LockMode, now = new Date()): Promise<number> {
+export async function publishBatch(tx: EntityManager, limit: number, mode: LockMode, now = new Date()): Promise<number | null> {
   if (mode === 'skip') {
     const [lock] = await tx.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?, ?) as locked', [...LEDGER_LOCK]);
-    if (!lock?.locked) return 0;
+    if (!lock?.locked) return null;
   } else {
     await tx.execute('select pg_advisory_xact_lock(?, ?)', [...LEDGER_LOCK]);
   }
@@ -88,7 +89,36 @@ export async function publishPending(root: EntityManager, limit = PUBLISH_BATCH,
   const em = root.fork();
   const pending = await em.execute('select 1 from outbox_event where published_at is null limit 1');
   if (pending.length === 0) return 0;
-  return em.transactional((tx) => publishBatch(tx, limit, mode));
+  return (await em.transactional((tx) => publishBatch(tx, limit, mode))) ?? 0;
+}
+
+/** Rounds a reader waits for other publishers before it queues for the lock itself. */
+const READER_ROUNDS = 20;
+
+/**
+ * For event reads: returns once every outbox row committed before the call
+ * is published, and tells `marks` the head. A reader publishes itself when
+ * the lock is free; when a publisher holds it, the reader waits for that
+ * publication to commit on the shared lock (readers never queue behind one
+ * another's publications) and checks again. Rows committed before the call
+ * all have ids up to the largest pending id it sees first. `dirty` is the
+ * outbox mark the caller read before calling.
+ */
+export async function publishForReader(root: EntityManager, marks: PublicationMarks, dirty: string | null): Promise<string> {
+  const em = root.fork();
+  const [first] = await em.execute<{ target: string | null }[]>('select max(id)::text as target from outbox_event where published_at is null');
+  const target = first?.target ?? null;
+  for (let round = 0; target !== null; round++) {
+    const outcome = await root.fork().transactional((tx) => publishBatch(tx, PUBLISH_BATCH, round < READER_ROUNDS ? 'skip' : 'wait'));
+    const left = await em.execute('select 1 from outbox_event where published_at is null and id <= ? limit 1', [target]);
+    if (left.length === 0) break;
+    if (outcome === null) await root.fork().transactional((tx) => tx.execute('select pg_advisory_xact_lock_shared(?, ?)', [...LEDGER_LOCK]));
+  }
+  const head = await ledgerHead(em);
+  // Nothing was pending at the call: the dirty mark read before it can go (unless a command set it again since).
+  // Otherwise rows committed after the call may still wait, and only a publisher that drains the outbox clears it.
+  await marks.published(head, target === null ? dirty : null);
+  return head;
 }
 
 /** The id of the newest published event ('0' for an empty ledger). */

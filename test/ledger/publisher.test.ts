@@ -3,7 +3,7 @@ import { inject } from 'vitest';
 import { openOrm, type Orm } from '../../src/db/orm.ts';
 import { LedgerEvent } from '../../src/entities/ledgerEvent.ts';
 import { eventLeafHash } from '../../src/ledger/leaf.ts';
-import { publishPending } from '../../src/ledger/publisher.ts';
+import { publishForReader, publishPending, type PublicationMarks } from '../../src/ledger/publisher.ts';
 import { unique } from '../support/client.ts';
 
 let orm: Orm;
@@ -81,5 +81,28 @@ describe('ledger publisher', () => {
     }
     const [gaps] = await orm.em.fork().execute<{ ok: boolean }[]>('select count(*) = max(event_id) - min(event_id) + 1 as ok from ledger_event');
     expect(gaps?.ok).toBe(true);
+  });
+
+  it('lets a reader wait for the publisher holding the lock, then publish what that publication missed, before it answers', async () => {
+    const projectSlug = unique('reader-');
+    const outboxId = await orm.em.fork().transactional((tx) => insertOutbox(tx, projectSlug, 4));
+    // A publisher mid-publication (its snapshot predates the row): it holds the lock and will publish nothing.
+    const publisher = orm.em.fork();
+    await publisher.begin();
+    await publisher.execute('select pg_advisory_xact_lock(?, ?)', [0x4c454447, 1]);
+    const announced: string[] = [];
+    const marks: PublicationMarks = { read: async () => ({ dirty: 'd', head: null }), published: async (head) => void announced.push(head) };
+    let answered = false;
+    const reader = publishForReader(orm.em, marks, 'd').then((head) => {
+      answered = true;
+      return head;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(answered).toBe(false);
+    await publisher.commit();
+    const head = await reader;
+    const row = await ledgerRow(outboxId);
+    expect(BigInt(head)).toBeGreaterThanOrEqual(BigInt(row.eventId));
+    expect(announced).toEqual([head]);
   });
 });

@@ -6,7 +6,7 @@ import { LedgerEvent } from '../../../entities/ledgerEvent.ts';
 import { ApiError } from '../../../errors.ts';
 import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { filterParam, flagParam } from '../../../http/params.ts';
-import { publishAndAnnounce } from '../../../ledger/publisher.ts';
+import { publishForReader } from '../../../ledger/publisher.ts';
 import type { Actor } from '../../../pipeline/command.ts';
 import { eventRecord, presentEvent } from '../../../views/event.ts';
 import { list } from '../../../views/schema.ts';
@@ -49,9 +49,9 @@ async function eventFilter(em: EntityManager, query: EventQuery, actor: Actor | 
 }
 
 /**
- * Runs before the ETag: reconciles one bounded batch of pending outbox rows
- * (spec Events 2), queueing behind a publisher already at work so that a read
- * sees every event committed before it began; then reports the ledger's
+ * Runs before the ETag: reconciles pending outbox rows (spec Events 2), by
+ * publishing them or by waiting for the publisher already at work, so that a
+ * read sees every event committed before it began; then reports the ledger's
  * head. The ledger is append-only and the head moves with every publication,
  * so 304 never hides an event, whichever worker or API instance published it
  * (a filtered poll may get a 200 with nothing new when others' events were
@@ -62,8 +62,7 @@ async function reconcileAndMark(ctx: ApiContext): Promise<string> {
   // Nothing waiting in the outbox: the published head alone decides, with no Postgres at all.
   const { dirty, head } = await ctx.ledgerMarks.read();
   if (!dirty && head !== null) return `head:${head}`;
-  const announced = await publishAndAnnounce(ctx.orm.em, ctx.ledgerMarks, 'wait');
-  return `head:${announced.head ?? (await ctx.ledgerMarks.read()).head ?? '0'}`;
+  return `head:${await publishForReader(ctx.orm.em, ctx.ledgerMarks, dirty)}`;
 }
 
 export const eventsEndpoint = defineEndpoint({
