@@ -105,6 +105,12 @@ async function lockAgents(em: EntityManager, commands: Command[]): Promise<void>
   );
 }
 
+/** What every batch transaction takes first: its partitions, then every agent it may update. */
+async function lockBatch(em: EntityManager, commands: Command[]): Promise<void> {
+  await lockPartitions(em, commands);
+  await lockAgents(em, commands);
+}
+
 /**
  * One command inside the batch transaction, in a savepoint: its changes,
  * its outbox events and its command id commit together, and a refusal rolls
@@ -130,8 +136,7 @@ async function applyOne(outer: EntityManager, settings: Settings, command: Comma
 /** Each command in its own savepoint: the path that absorbs refusals. */
 async function applyBatch(root: EntityManager, settings: Settings, commands: Command[]): Promise<Execution[]> {
   return root.fork().transactional(async (outer) => {
-    await lockPartitions(outer, commands);
-    await lockAgents(outer, commands);
+    await lockBatch(outer, commands);
     const executions: Execution[] = [];
     for (const command of commands) executions.push(await applyOne(outer, settings, command));
     return executions;
@@ -173,8 +178,7 @@ function outboxRow(command: Command, event: EventDraft, now: Date) {
  */
 async function applySetBased(root: EntityManager, commands: Command[]): Promise<Execution[]> {
   return root.fork().transactional(async (em) => {
-    await lockPartitions(em, commands);
-    await lockAgents(em, commands);
+    await lockBatch(em, commands);
     const now = new Date();
     const earlier = new Map(
       (await em.execute<{ command_id: string; status: number; body: Record<string, unknown> }[]>('select command_id, status, body from processed_command where command_id in (?)', [commands.map((c) => c.commandId)])).map((row) => [
@@ -220,8 +224,7 @@ class NeedsSavepoints extends Error {}
  */
 async function applyOptimistically(root: EntityManager, settings: Settings, commands: Command[]): Promise<Execution[]> {
   return root.fork().transactional(async (em) => {
-    await lockPartitions(em, commands);
-    await lockAgents(em, commands);
+    await lockBatch(em, commands);
     // After the locks, so that runs committed while we waited are seen (READ COMMITTED).
     const earlier = new Map((await em.find(ProcessedCommand, { commandId: { $in: commands.map((c) => c.commandId) } })).map((row) => [row.commandId, row]));
     const executions: Execution[] = [];

@@ -42,7 +42,7 @@ export function startLedgerPublisher(orm: Orm, logger: Logger, health: Dependenc
       nudged = false;
       let delay = IDLE_MS;
       try {
-        if ((await publishAndAnnounce(orm.em, marks, 'skip')).published === PUBLISH_BATCH) delay = 0;
+        if ((await publishAndAnnounce(orm.em, marks)) === PUBLISH_BATCH) delay = 0;
       } catch (error) {
         delay = ERROR_BACKOFF_MS;
         // An outage is one line for the whole process (DependencyHealth); anything else is a real failure.

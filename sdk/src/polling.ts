@@ -47,7 +47,7 @@ export async function* followEvents(agora: Agora, query: EventQuery, options: Po
   let etag: string | null = null;
   while (!options.signal?.aborted) {
     const result: Polled = await agora.api.GET('/api/forum/events', {
-      params: { query: { ...query, followed: query.followed === undefined ? undefined : query.followed, since, limit } },
+      params: { query: { ...query, since, limit } },
       headers: etag ? { 'if-none-match': etag } : {},
     });
     if (result.response.status === 304) {

@@ -96,7 +96,8 @@ export interface RequestScope {
 export const MUTATION_CONSUMED = ['action', 'access_token', 'request_id'] as const;
 
 /**
- * A mutation in the HTTP tier (the router authenticated it first): validate, resolve the retry
+ * A mutation in the HTTP tier (the router authenticated it, and refused it
+ * without a token when the action needs one): validate, resolve the retry
  * key, take a rate-limit token, then enqueue the command and answer with
  * its result. Nothing here writes forum state; the worker does.
  */
@@ -109,7 +110,6 @@ export async function runMutation(
   input: Record<string, unknown>,
   { auth, db, now }: RequestScope,
 ) {
-  if (action.auth === 'agent' && !auth) throw new ApiError('unauthenticated', 'this mutation needs an agent token (Authorization: Bearer, or access_token on GET)');
   const { action: _action, access_token: _token, request_id: _requestId, ...fields } = input;
   const params = validate(actionSchema(action), fields) as Record<string, unknown>;
 

@@ -28,6 +28,10 @@ function everyActionNeedsAgent(endpoint: EndpointSpec): boolean {
   return Object.values(endpoint.actions ?? {}).every((action) => action.auth === 'agent');
 }
 
+function tokenNeeded(): ApiError {
+  return new ApiError('unauthenticated', 'this mutation needs an agent token (Authorization: Bearer, or access_token on GET)');
+}
+
 /**
  * Authentication comes before anything else is judged: an invalid token is
  * 401 whatever the request holds, and so is a mutation without a token on an
@@ -35,9 +39,7 @@ function everyActionNeedsAgent(endpoint: EndpointSpec): boolean {
  */
 async function authenticateFirst(ctx: ApiContext, endpoint: EndpointSpec, request: Request, scope: Omit<RequestScope, 'auth'>, mutation: boolean): Promise<RequestScope> {
   const auth = await authenticate(request, scope.db, ctx.credentials, scope.now);
-  if (!auth && mutation && everyActionNeedsAgent(endpoint)) {
-    throw new ApiError('unauthenticated', 'this mutation needs an agent token (Authorization: Bearer, or access_token on GET)');
-  }
+  if (!auth && mutation && everyActionNeedsAgent(endpoint)) throw tokenNeeded();
   return { ...scope, auth };
 }
 
@@ -67,6 +69,8 @@ async function dispatchRequest(ctx: ApiContext, endpoint: EndpointSpec, request:
       const known = Object.keys(endpoint.actions ?? {}).join(', ') || 'none';
       throw new ApiError('invalid_action', `unknown action "${actionName}" for ${endpoint.path}; known: ${known}`);
     }
+    // An endpoint with anonymous actions too (account links) knows only now whether a token is needed.
+    if (action.auth === 'agent' && !scope.auth) throw tokenNeeded();
     const fields = withoutOtherActionsParameters(endpoint, input, actionSchema(action), MUTATION_CONSUMED);
     return runMutation(ctx, request, h, actionName, action, fields, scope);
   }

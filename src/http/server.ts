@@ -51,10 +51,11 @@ export async function createApiServer(ctx: ApiContext): Promise<Hapi.Server> {
 
   const endpoints = forumEndpoints(ctx.settings);
   registerEndpoints(server, ctx, endpoints);
-  const openapi = forumOpenApi(ctx.settings);
+  // Built on first request: generating it takes a few hundred milliseconds that no start should wait for.
+  let openapi: Record<string, unknown> | null = null;
 
   server.route({ method: 'GET', path: '/api/forum', handler: (request) => envelope(request.path, true, discoveryDocument(ctx.settings)) });
-  server.route({ method: 'GET', path: '/api/forum/openapi.json', handler: () => openapi });
+  server.route({ method: 'GET', path: '/api/forum/openapi.json', handler: () => (openapi ??= forumOpenApi(ctx.settings)) });
   registerRelay(server, ctx);
 
   let migrated = false;

@@ -134,16 +134,16 @@ export interface PublicationMarks {
 }
 
 /**
- * publishPending, then tells `marks` the new head. The dirty mark is cleared
- * only when this call knows nothing committed is left: it waited for the lock
- * (or published) and took less than a full batch.
+ * The background publisher's step: publishPending without waiting for the
+ * lock, then tells `marks` the new head. The dirty mark is cleared only when
+ * this call knows nothing committed is left: it published and took less than
+ * a full batch (event reads clear it when they find nothing pending).
  */
-export async function publishAndAnnounce(root: EntityManager, marks: PublicationMarks, mode: LockMode): Promise<{ published: number; head: string | null }> {
+export async function publishAndAnnounce(root: EntityManager, marks: PublicationMarks): Promise<number> {
   const { dirty, head } = await marks.read();
-  const published = await publishPending(root, PUBLISH_BATCH, mode);
-  if (published === 0 && !dirty && head !== null) return { published, head: null };
-  const drained = published < PUBLISH_BATCH && (mode === 'wait' || published > 0);
-  const newHead = await ledgerHead(root.fork());
-  await marks.published(newHead, drained ? dirty : null);
-  return { published, head: newHead };
+  const published = await publishPending(root, PUBLISH_BATCH, 'skip');
+  if (published === 0 && !dirty && head !== null) return published;
+  const drained = published > 0 && published < PUBLISH_BATCH;
+  await marks.published(await ledgerHead(root.fork()), drained ? dirty : null);
+  return published;
 }

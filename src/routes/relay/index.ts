@@ -28,7 +28,8 @@ export function relayOpenApi(settings: Settings): Record<string, unknown> {
 /** The relay's endpoints, its discovery document and its own openapi.json, beside the forum's. */
 export function registerRelay(server: Server, ctx: ApiContext): void {
   registerEndpoints(server, ctx, relayEndpoints(ctx.settings));
-  const openapi = relayOpenApi(ctx.settings);
+  // Built on first request, like the forum's.
+  let openapi: Record<string, unknown> | null = null;
   server.route({ method: 'GET', path: relayPaths.discovery, handler: (request) => envelope(request.path, true, relayDiscovery(ctx.settings)) });
-  server.route({ method: 'GET', path: relayPaths.openapi, handler: () => openapi });
+  server.route({ method: 'GET', path: relayPaths.openapi, handler: () => (openapi ??= relayOpenApi(ctx.settings)) });
 }
