@@ -26,3 +26,8 @@ function encodeRandom(bytes: Buffer): string {
 export function newId(prefix: string, now: number = Date.now()): string {
   return `${prefix}_${encodeTime(now)}${encodeRandom(randomBytes(16))}`;
 }
+
+/** A bound below every id `newId(prefix, ms)` can return at `ms` or later. */
+export function idFloor(prefix: string, ms: number): string {
+  return `${prefix}_${encodeTime(ms)}`;
+}

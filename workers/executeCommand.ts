@@ -11,7 +11,8 @@ import type { Command, CommandResult } from '../src/pipeline/command.ts';
 import { castVotes } from '../src/commands/batches/castVotes.ts';
 import { followTargets, unfollowTargets } from '../src/commands/batches/follows.ts';
 import { createPosts } from '../src/commands/batches/createPosts.ts';
-import type { Decision, SetBasedHandler } from '../src/commands/batches/types.ts';
+import type { Decision, LoadedRows, SetBasedHandler } from '../src/commands/batches/types.ts';
+import { ANY_OF, insertRows, textArray, readTogether, statement, writeTogether, type Statement } from '../src/db/statements.ts';
 
 export interface Execution {
   command: Command;
@@ -167,40 +168,65 @@ function outboxRow(command: Command, event: EventDraft, now: Date) {
   };
 }
 
+/** Consecutive commands of one type: a later run must see what an earlier one wrote. */
+function runsOf(commands: Command[]): { handler: SetBasedHandler; commands: Command[] }[] {
+  const runs: { handler: SetBasedHandler; commands: Command[] }[] = [];
+  for (const command of commands) {
+    const last = runs.at(-1);
+    if (last && last.handler.type === command.type) last.commands.push(command);
+    else runs.push({ handler: setBasedHandlers.get(command.type) as SetBasedHandler, commands: [command] });
+  }
+  return runs;
+}
+
+interface ProcessedRow {
+  command_id: string;
+  status: number;
+  body: Record<string, unknown>;
+}
+
 /**
- * A batch of hot commands at a constant number of statements: the partition
- * locks, one lookup of earlier runs, per run of one command type its loads
- * and writes (src/commands/batches), then every outbox event and every
- * processed_command row in one insert each. Refusals are decided, not thrown,
- * so they cost nothing extra; a command id seen twice in the batch answers
- * its first result. Anything unexpected throws, and the batch goes the
- * per-command way.
+ * A batch of hot commands at a constant number of round trips, whatever its
+ * size: the locks; the lookup of earlier runs together with the first run's
+ * reads; a run's writes, then the next run's reads; the last writes together
+ * with every outbox event and processed_command row. Refusals are decided,
+ * not thrown, so they cost nothing extra; a command id seen twice in the
+ * batch answers its first result. Anything unexpected throws, and the batch
+ * goes the per-command way.
  */
 async function applySetBased(root: EntityManager, commands: Command[]): Promise<Execution[]> {
   return root.fork().transactional(async (em) => {
     await lockBatch(em, commands);
     const now = new Date();
-    const earlier = new Map(
-      (await em.execute<{ command_id: string; status: number; body: Record<string, unknown> }[]>('select command_id, status, body from processed_command where command_id in (?)', [commands.map((c) => c.commandId)])).map((row) => [
-        row.command_id,
-        { status: row.status, body: typeof row.body === 'string' ? (JSON.parse(row.body) as Record<string, unknown>) : row.body },
-      ]),
-    );
+    // Each command once (a retry can land in the batch of its first attempt).
+    const unique = [...new Map(commands.map((c) => [c.commandId, c])).values()];
+    const earlier = new Map<string, CommandResult>();
     const decided = new Map<string, Decision>();
-    // Each command once (a retry can land in the batch of its first attempt), minus those run before.
-    const fresh = [...new Map(commands.map((c) => [c.commandId, c])).values()].filter((c) => !earlier.has(c.commandId));
-    // Runs of one type, in order: a later run sees what an earlier one wrote.
-    for (let start = 0; start < fresh.length; ) {
-      const type = (fresh[start] as Command).type;
-      let end = start;
-      while (end < fresh.length && (fresh[end] as Command).type === type) end++;
-      for (const decision of await (setBasedHandlers.get(type) as SetBasedHandler).apply(em, fresh.slice(start, end), now)) decided.set(decision.command.commandId, decision);
-      start = end;
+    let writes: Statement[] = [];
+    for (const [index, run] of runsOf(unique).entries()) {
+      let rows: LoadedRows;
+      if (index === 0) {
+        // After the locks, so that runs committed while we waited are seen (READ COMMITTED).
+        const processed = statement(`select command_id, status, body from processed_command where command_id = ${ANY_OF}`, [textArray(unique.map((c) => c.commandId))]);
+        const { processedCommands, ...loaded } = await readTogether(em, { ...run.handler.reads(run.commands, now), processedCommands: processed });
+        for (const row of processedCommands as ProcessedRow[]) earlier.set(row.command_id, { status: row.status, body: row.body });
+        rows = loaded;
+      } else {
+        await writeTogether(em, writes);
+        writes = [];
+        rows = await readTogether(em, run.handler.reads(run.commands, now));
+      }
+      const fresh = run.commands.filter((c) => !earlier.has(c.commandId));
+      if (fresh.length === 0) continue;
+      const fold = run.handler.decide(em, fresh, rows, now);
+      for (const decision of fold.decisions) decided.set(decision.command.commandId, decision);
+      writes.push(...fold.writes);
     }
     const outbox = [...decided.values()].flatMap((d) => d.events.map((event) => outboxRow(d.command, event, now)));
-    if (outbox.length > 0) await em.insertMany(OutboxEvent, outbox);
+    if (outbox.length > 0) writes.push(insertRows(em, OutboxEvent, outbox));
     const processed = [...decided.values()].map((d) => ({ commandId: d.command.commandId, type: d.command.type, status: d.result.status, body: d.result.body, createdAt: now }));
-    if (processed.length > 0) await em.insertMany(ProcessedCommand, processed);
+    if (processed.length > 0) writes.push(insertRows(em, ProcessedCommand, processed));
+    await writeTogether(em, writes);
     const answered = new Set<string>();
     return commands.map((command): Execution => {
       const first = !answered.has(command.commandId);

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LedgerEvent } from '../entities/ledgerEvent.ts';
-import { OutboxEvent } from '../entities/outboxEvent.ts';
+import { insertRows, readTogether, statement, textArray, writeTogether } from '../db/statements.ts';
 import { eventLeafHash } from './leaf.ts';
 
 /**
@@ -26,42 +26,67 @@ export const PUBLISH_BATCH = 500;
 /** 'skip': give up when another publisher holds the lock (it is publishing the same rows). 'wait': queue behind it. */
 export type LockMode = 'skip' | 'wait';
 
+interface PendingRow {
+  id: string;
+  type: string;
+  project_slug: string | null;
+  topic_slug: string | null;
+  actor: string | null;
+  subject_id: string | null;
+  data: Record<string, unknown>;
+  created_at: string;
+  /** The project's ledger size before this publication (null: no project, or none yet). */
+  next_leaf: number | null;
+}
+
+/** What one publication did: how many rows it published and the ledger head after it. */
+export interface Publication {
+  count: number;
+  head: string;
+}
+
 /**
- * Publishes up to `limit` pending rows inside the caller's transaction and
- * returns how many; null when mode is 'skip' and another publisher holds the
- * lock. The lock lasts until that transaction ends.
+ * Publishes up to `limit` pending rows inside the caller's transaction; null
+ * when mode is 'skip' and another publisher holds the lock. The lock lasts
+ * until that transaction ends. Three round trips whatever the batch size:
+ * the lock; the pending rows with the ledger head and each project's size;
+ * the ledger rows and the outbox marks in one statement.
  */
-export async function publishBatch(tx: EntityManager, limit: number, mode: LockMode, now = new Date()): Promise<number | null> {
+export async function publishBatch(tx: EntityManager, limit: number, mode: LockMode, now = new Date()): Promise<Publication | null> {
   if (mode === 'skip') {
     const [lock] = await tx.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?, ?) as locked', [...LEDGER_LOCK]);
     if (!lock?.locked) return null;
   } else {
     await tx.execute('select pg_advisory_xact_lock(?, ?)', [...LEDGER_LOCK]);
   }
-  const rows = await tx.find(OutboxEvent, { publishedAt: null }, { orderBy: { id: 'asc' }, limit });
-  if (rows.length === 0) return 0;
+  // After the lock, in a statement of their own: under READ COMMITTED they see the previous publisher's commit.
+  const read = await readTogether(tx, {
+    pending: statement(
+      `select o.id::text as id, o.type, o.project_slug, o.topic_slug, o.actor, o.subject_id, o.data, o.created_at, s.next_leaf
+         from (select * from outbox_event where published_at is null order by id limit ?) o
+         left join lateral (select max(l.leaf_index) + 1 as next_leaf from ledger_event l where l.project_slug = o.project_slug) s on true
+        order by o.id`,
+      [limit],
+    ),
+    head: statement('select coalesce(max(event_id), 0)::text as head from ledger_event'),
+  });
+  const rows = read.pending as PendingRow[];
+  let next = BigInt((read.head[0] as { head: string }).head);
+  if (rows.length === 0) return { count: 0, head: next.toString() };
 
-  let next = BigInt(await ledgerHead(tx));
-  const slugs = [...new Set(rows.flatMap((r) => (r.projectSlug ? [r.projectSlug] : [])))];
   const sizes = new Map<string, number>();
-  if (slugs.length > 0) {
-    const counts = await tx.execute<{ project_slug: string; size: string }[]>(
-      'select project_slug, (max(leaf_index) + 1)::text as size from ledger_event where project_slug in (?) group by project_slug',
-      [slugs],
-    );
-    for (const c of counts) sizes.set(c.project_slug, Number(c.size));
-  }
-
+  for (const row of rows) if (row.project_slug && !sizes.has(row.project_slug)) sizes.set(row.project_slug, row.next_leaf ?? 0);
   const published = rows.map((row) => {
     next += 1n;
+    const createdAt = new Date(row.created_at);
     const event = {
       eventId: next.toString(),
       type: row.type,
-      projectSlug: row.projectSlug ?? null,
-      topicSlug: row.topicSlug ?? null,
-      actor: row.actor ?? null,
-      subjectId: row.subjectId ?? null,
-      createdAt: row.createdAt.toISOString(),
+      projectSlug: row.project_slug,
+      topicSlug: row.topic_slug,
+      actor: row.actor,
+      subjectId: row.subject_id,
+      createdAt: createdAt.toISOString(),
       data: row.data,
     };
     let leafIndex: number | null = null;
@@ -73,23 +98,25 @@ export async function publishBatch(tx: EntityManager, limit: number, mode: LockM
       ...event,
       outboxId: row.id,
       // The leaf hashed the millisecond ISO time; store that same instant.
-      createdAt: row.createdAt,
+      createdAt,
       publishedAt: now,
       leafIndex,
       leafHash: leafIndex === null ? null : Buffer.from(eventLeafHash(event)),
     };
   });
-  await tx.insertMany(LedgerEvent, published);
-  await tx.execute('update outbox_event set published_at = ? where id in (?)', [now, rows.map((r) => r.id)]);
-  return rows.length;
+  await writeTogether(tx, [
+    insertRows(tx, LedgerEvent, published),
+    statement('update outbox_event set published_at = ? where id = any(?::bigint[])', [now, textArray(rows.map((r) => r.id))]),
+  ]);
+  return { count: rows.length, head: next.toString() };
 }
 
-/** One bounded reconciliation in a transaction of its own; cheap when nothing is pending. */
-export async function publishPending(root: EntityManager, limit = PUBLISH_BATCH, mode: LockMode = 'skip'): Promise<number> {
+/** One bounded reconciliation in a transaction of its own; cheap when nothing is pending. Null: nothing was pending, or another publisher holds the lock. */
+export async function publishPending(root: EntityManager, limit = PUBLISH_BATCH, mode: LockMode = 'skip'): Promise<Publication | null> {
   const em = root.fork();
   const pending = await em.execute('select 1 from outbox_event where published_at is null limit 1');
-  if (pending.length === 0) return 0;
-  return (await em.transactional((tx) => publishBatch(tx, limit, mode))) ?? 0;
+  if (pending.length === 0) return null;
+  return em.transactional((tx) => publishBatch(tx, limit, mode));
 }
 
 /** Rounds a reader waits for other publishers before it queues for the lock itself. */
@@ -141,9 +168,10 @@ export interface PublicationMarks {
  */
 export async function publishAndAnnounce(root: EntityManager, marks: PublicationMarks): Promise<number> {
   const { dirty, head } = await marks.read();
-  const published = await publishPending(root, PUBLISH_BATCH, 'skip');
+  const publication = await publishPending(root, PUBLISH_BATCH, 'skip');
+  const published = publication?.count ?? 0;
   if (published === 0 && !dirty && head !== null) return published;
   const drained = published > 0 && published < PUBLISH_BATCH;
-  await marks.published(await ledgerHead(root.fork()), drained ? dirty : null);
+  await marks.published(publication?.head ?? (await ledgerHead(root.fork())), drained ? dirty : null);
   return published;
 }

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { ANY_OF, insertRows, textArray, statement, type Statement } from '../../db/statements.ts';
 import { Vote, type VoteValue } from '../../entities/vote.ts';
 import { notFound } from '../../errors.ts';
 import { newId } from '../../ids.ts';
@@ -8,8 +9,8 @@ import type { SignalChange } from '../agentSignals.ts';
 import { postScopes } from '../posts/postLookup.ts';
 import { requireActor } from '../types.ts';
 import { castVote, type CastVoteParams } from '../votes/castVote.ts';
-import { applySignals } from './signals.ts';
-import { refusal, type Decision, type SetBasedHandler } from './types.ts';
+import { signalWrites } from './signals.ts';
+import { refusal, type Decision, type LoadedRows, type SetBasedHandler } from './types.ts';
 
 interface PostState {
   id: string;
@@ -25,24 +26,44 @@ const paramsOf = (command: Command) => command.data as unknown as CastVoteParams
 const voteKey = (postId: string, agentId: string) => `${postId}/${agentId}`;
 const receivedSignal = { support: 'supportReceived', contest: 'contestReceived' } as const;
 
-async function load(em: EntityManager, commands: Command[]) {
-  const postIds = [...new Set(commands.map((c) => paramsOf(c).postId))];
-  const [posts, votes] = await Promise.all([
-    em.execute<{ id: string; author_id: string; project_slug: string; topic_slug: string; support_count: number; contest_count: number }[]>(
-      'select id, author_id, project_slug, topic_slug, support_count, contest_count from post where id in (?)',
-      [postIds],
-    ),
-    em.execute<{ id: string; post_id: string; agent_id: string; agent_handle: string; value: VoteValue; rationale: string | null; created_at: string; updated_at: string }[]>(
-      'select id, post_id, agent_id, agent_handle, value, rationale, created_at, updated_at from vote where post_id in (?) and agent_id in (?)',
-      [postIds, [...new Set(commands.map((c) => requireActor(c.actor).agentId))]],
-    ),
-  ]);
-  // Plain records, not managed entities: the unit of work must not write them a second time.
-  const asVote = (v: (typeof votes)[number]) =>
+interface PostRow {
+  id: string;
+  author_id: string;
+  project_slug: string;
+  topic_slug: string;
+  support_count: number;
+  contest_count: number;
+}
+interface VoteRow {
+  id: string;
+  post_id: string;
+  agent_id: string;
+  agent_handle: string;
+  value: VoteValue;
+  rationale: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+function reads(commands: Command[]): Record<string, Statement> {
+  const postIds = textArray(commands.map((c) => paramsOf(c).postId));
+  return {
+    posts: statement(`select id, author_id, project_slug, topic_slug, support_count, contest_count from post where id = ${ANY_OF}`, [postIds]),
+    votes: statement(`select id, post_id, agent_id, agent_handle, value, rationale, created_at, updated_at from vote where post_id = ${ANY_OF} and agent_id = ${ANY_OF}`, [
+      postIds,
+      textArray(commands.map((c) => requireActor(c.actor).agentId)),
+    ]),
+  };
+}
+
+type State = ReturnType<typeof stateOf>;
+
+function stateOf(rows: LoadedRows) {
+  const asVote = (v: VoteRow) =>
     ({ id: v.id, postId: v.post_id, agentId: v.agent_id, agentHandle: v.agent_handle, value: v.value, rationale: v.rationale, createdAt: new Date(v.created_at), updatedAt: new Date(v.updated_at) }) as Vote;
   return {
-    posts: new Map(posts.map((p): [string, PostState] => [p.id, { id: p.id, authorId: p.author_id, projectSlug: p.project_slug, topicSlug: p.topic_slug, support: p.support_count, contest: p.contest_count, changed: false }])),
-    votes: new Map(votes.map((v) => [voteKey(v.post_id, v.agent_id), { vote: asVote(v), isNew: false }])),
+    posts: new Map((rows.posts as PostRow[]).map((p): [string, PostState] => [p.id, { id: p.id, authorId: p.author_id, projectSlug: p.project_slug, topicSlug: p.topic_slug, support: p.support_count, contest: p.contest_count, changed: false }])),
+    votes: new Map((rows.votes as VoteRow[]).map((v) => [voteKey(v.post_id, v.agent_id), { vote: asVote(v), isNew: false }])),
   };
 }
 
@@ -54,8 +75,9 @@ async function load(em: EntityManager, commands: Command[]) {
 export const castVotes: SetBasedHandler = {
   type: castVote.type,
   accepts: () => true,
-  async apply(em, commands, now) {
-    const state = await load(em, commands);
+  reads,
+  decide(em, commands, rows, now) {
+    const state = stateOf(rows);
     const signals: SignalChange[] = [];
     const decisions = commands.map((command): Decision => {
       const params = paramsOf(command);
@@ -90,30 +112,35 @@ export const castVotes: SetBasedHandler = {
         touched,
       };
     });
-    await writeVotes(em, state, now);
-    const agentScopes = await applySignals(em, signals);
-    for (const decision of decisions) if (decision.outcome === 'applied') decision.touched.push(...agentScopes);
-    return decisions;
+    const counters = signalWrites(signals);
+    for (const decision of decisions) if (decision.outcome === 'applied') decision.touched.push(...counters.touched);
+    return { decisions, writes: [...voteWrites(em, state, now), ...counters.writes] };
   },
 };
 
 /** New votes in one insert, re-cast ones in one update, tallies in one update. */
-async function writeVotes(em: EntityManager, state: Awaited<ReturnType<typeof load>>, now: Date): Promise<void> {
+function voteWrites(em: EntityManager, state: State, now: Date): Statement[] {
   const all = [...state.votes.values()];
   const inserted = all.filter((v) => v.isNew).map((v) => v.vote);
   const updated = all.filter((v) => !v.isNew && v.vote.updatedAt === now).map((v) => v.vote);
   const tallies = [...state.posts.values()].filter((p) => p.changed);
-  if (inserted.length > 0) await em.insertMany(Vote, inserted);
+  const writes: Statement[] = [];
+  if (inserted.length > 0) writes.push(insertRows(em, Vote, inserted));
   if (updated.length > 0) {
-    await em.execute(
-      'update vote v set value = x.value, rationale = x.rationale, updated_at = ? from json_to_recordset(?::json) as x(id text, value text, rationale text) where v.id = x.id',
-      [now, JSON.stringify(updated.map((v) => ({ id: v.id, value: v.value, rationale: v.rationale ?? null })))],
+    writes.push(
+      statement('update vote v set value = x.value, rationale = x.rationale, updated_at = ? from json_to_recordset(?::json) as x(id text, value text, rationale text) where v.id = x.id', [
+        now,
+        JSON.stringify(updated.map((v) => ({ id: v.id, value: v.value, rationale: v.rationale ?? null }))),
+      ]),
     );
   }
   if (tallies.length > 0) {
-    await em.execute(
-      'update post p set support_count = x.support, contest_count = x.contest, updated_at = ? from json_to_recordset(?::json) as x(id text, support int, contest int) where p.id = x.id',
-      [now, JSON.stringify(tallies.map((p) => ({ id: p.id, support: p.support, contest: p.contest })))],
+    writes.push(
+      statement('update post p set support_count = x.support, contest_count = x.contest, updated_at = ? from json_to_recordset(?::json) as x(id text, support int, contest int) where p.id = x.id', [
+        now,
+        JSON.stringify(tallies.map((p) => ({ id: p.id, support: p.support, contest: p.contest }))),
+      ]),
     );
   }
+  return writes;
 }

@@ -1,14 +1,15 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { ANY_OF, insertRows, textArray, statement, type Statement } from '../../db/statements.ts';
 import { Post } from '../../entities/post.ts';
 import { ApiError, notFound } from '../../errors.ts';
 import type { Command } from '../../pipeline/command.ts';
+import { idFloor } from '../../ids.ts';
 import { presentPost } from '../../views/post.ts';
 import type { SignalChange } from '../agentSignals.ts';
 import { badParent, createPost, newPost, postCreated, postIdAfter, type CreatePostParams } from '../posts/createPost.ts';
 import { postScopes } from '../posts/postLookup.ts';
 import { requireActor } from '../types.ts';
-import { applySignals } from './signals.ts';
-import { refusal, type Decision, type SetBasedHandler } from './types.ts';
+import { signalWrites } from './signals.ts';
+import { refusal, type Decision, type LoadedRows, type SetBasedHandler } from './types.ts';
 
 interface TopicRow {
   id: string;
@@ -23,6 +24,11 @@ interface ParentRow {
   root_post_id: string;
   depth: number;
 }
+interface LatestRow {
+  project_slug: string;
+  id: string;
+  created_at: string;
+}
 interface AuthorRow {
   id: string;
   handle: string;
@@ -33,25 +39,28 @@ const topicKey = (projectSlug: string, topicSlug: string) => `${projectSlug}/${t
 const paramsOf = (command: Command) => command.data as unknown as CreatePostParams;
 
 /** Everything a run of post.create commands refers to, one query per table. */
-async function load(em: EntityManager, commands: Command[]) {
+function reads(commands: Command[], now: Date): Record<string, Statement> {
   const params = commands.map(paramsOf);
-  const projects = [...new Set(params.map((p) => p.projectSlug))];
-  const parentIds = [...new Set(params.flatMap((p) => (p.parentPostId ? [p.parentPostId] : [])))];
-  const authorIds = [...new Set(commands.map((c) => requireActor(c.actor).agentId))];
-  const [topics, parents, authors, latest] = await Promise.all([
-    em.execute<TopicRow[]>('select id, project_id, project_slug, slug, review_mode from topic where project_slug in (?)', [projects]),
-    parentIds.length > 0 ? em.execute<ParentRow[]>('select id, topic_id, root_post_id, depth from post where id in (?)', [parentIds]) : Promise.resolve([]),
-    em.execute<AuthorRow[]>('select id, handle, fingerprint from agent where id in (?)', [authorIds]),
-    em.execute<{ project_slug: string; id: string; created_at: Date }[]>(
-      'select distinct on (project_slug) project_slug, id, created_at from post where project_slug in (?) order by project_slug, id desc',
-      [projects],
-    ),
-  ]);
+  const projects = textArray(params.map((p) => p.projectSlug));
   return {
-    topics: new Map(topics.map((t) => [topicKey(t.project_slug, t.slug), t])),
-    parents: new Map(parents.map((p) => [p.id, p])),
-    authors: new Map(authors.map((a) => [a.id, a])),
-    latest: new Map(latest.map((l) => [l.project_slug, { id: l.id, createdAt: new Date(l.created_at) }])),
+    topics: statement(`select id, project_id, project_slug, slug, review_mode from topic where project_slug = ${ANY_OF}`, [projects]),
+    parents: statement(`select id, topic_id, root_post_id, depth from post where id = ${ANY_OF}`, [textArray(params.flatMap((p) => (p.parentPostId ? [p.parentPostId] : [])))]),
+    authors: statement(`select id, handle, fingerprint from agent where id = ${ANY_OF}`, [textArray(commands.map((c) => requireActor(c.actor).agentId))]),
+    // Only a post whose id sorts at or after an id minted now can push a new id later (postIdAfter):
+    // with that floor the read touches a handful of index entries, not a project's every post.
+    latest: statement(`select distinct on (project_slug) project_slug, id, created_at from post where project_slug = ${ANY_OF} and id >= ? order by project_slug, id desc`, [
+      projects,
+      idFloor('pst', now.getTime()),
+    ]),
+  };
+}
+
+function stateOf(rows: LoadedRows) {
+  return {
+    topics: new Map((rows.topics as TopicRow[]).map((t) => [topicKey(t.project_slug, t.slug), t])),
+    parents: new Map((rows.parents as ParentRow[]).map((p) => [p.id, p])),
+    authors: new Map((rows.authors as AuthorRow[]).map((a) => [a.id, a])),
+    latest: new Map((rows.latest as LatestRow[]).map((l) => [l.project_slug, { id: l.id, createdAt: new Date(l.created_at) }])),
   };
 }
 
@@ -64,9 +73,10 @@ export const createPosts: SetBasedHandler = {
   type: createPost.type,
   // A review opens a review case: that stays on the per-command path.
   accepts: (command) => paramsOf(command).review !== true,
-  async apply(em, commands, now) {
-    const state = await load(em, commands);
-    const rows: Post[] = [];
+  reads,
+  decide(em, commands, rows, now) {
+    const state = stateOf(rows);
+    const posts: Post[] = [];
     const signals: SignalChange[] = [];
     const decisions = commands.map((command): Decision => {
       const params = paramsOf(command);
@@ -86,7 +96,7 @@ export const createPosts: SetBasedHandler = {
         parent: parent ? { id: parent.id, rootPostId: parent.root_post_id, depth: parent.depth } : null,
         params: { ...params, review: false },
       });
-      rows.push(post);
+      posts.push(post);
       state.latest.set(topic.project_slug, { id, createdAt: at });
       // Later replies in this batch may answer this post.
       state.parents.set(id, { id, topic_id: topic.id, root_post_id: post.rootPostId, depth: post.depth });
@@ -94,9 +104,8 @@ export const createPosts: SetBasedHandler = {
       const event = postCreated(post);
       return { command, result: { status: 200, body: { post: presentPost(post, params.view) } }, outcome: 'applied', events: [event], touched: postScopes(topic.project_slug) };
     });
-    if (rows.length > 0) await em.insertMany(Post, rows);
-    const agentScopes = await applySignals(em, signals);
-    for (const decision of decisions) if (decision.outcome === 'applied') decision.touched.push(...agentScopes);
-    return decisions;
+    const counters = signalWrites(signals);
+    for (const decision of decisions) if (decision.outcome === 'applied') decision.touched.push(...counters.touched);
+    return { decisions, writes: [...(posts.length > 0 ? [insertRows(em, Post, posts)] : []), ...counters.writes] };
   },
 };

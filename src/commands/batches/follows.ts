@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { ANY_OF, insertRows, textArray, statement, type Statement } from '../../db/statements.ts';
 import { Follow } from '../../entities/follow.ts';
 import { notFound } from '../../errors.ts';
 import { newId } from '../../ids.ts';
@@ -6,29 +6,37 @@ import type { Command } from '../../pipeline/command.ts';
 import { presentFollow } from '../../views/follow.ts';
 import { followEventDraft, followTarget, unfollowTarget, type FollowParams, type Target } from '../follows/followTarget.ts';
 import { requireActor } from '../types.ts';
-import { refusal, type Decision, type SetBasedHandler } from './types.ts';
+import { refusal, type Decision, type LoadedRows, type SetBasedHandler } from './types.ts';
 
 const paramsOf = (command: Command) => command.data as unknown as FollowParams;
 const followKey = (agentId: string, targetType: string, targetId: string) => `${agentId}|${targetType}|${targetId}`;
 
+interface FollowRow {
+  id: string;
+  agent_id: string;
+  target_type: Follow['targetType'];
+  target_id: string;
+  project_slug: string;
+  topic_slug: string | null;
+  created_at: string;
+}
+
 /** Targets and the followers' current follows of a run, one query per table. */
-async function load(em: EntityManager, commands: Command[]) {
-  const params = commands.map(paramsOf);
-  const projectSlugs = [...new Set(params.map((p) => p.projectSlug))];
-  const agentIds = [...new Set(commands.map((c) => requireActor(c.actor).agentId))];
-  const [projects, topics, follows] = await Promise.all([
-    em.execute<{ id: string; slug: string }[]>('select id, slug from project where slug in (?)', [projectSlugs]),
-    em.execute<{ id: string; project_slug: string; slug: string }[]>('select id, project_slug, slug from topic where project_slug in (?)', [projectSlugs]),
-    em.execute<{ id: string; agent_id: string; target_type: Follow['targetType']; target_id: string; project_slug: string; topic_slug: string | null; created_at: string }[]>(
-      'select id, agent_id, target_type, target_id, project_slug, topic_slug, created_at from follow where agent_id in (?)',
-      [agentIds],
-    ),
-  ]);
+function reads(commands: Command[]): Record<string, Statement> {
+  const projectSlugs = textArray(commands.map((c) => paramsOf(c).projectSlug));
+  return {
+    projects: statement(`select id, slug from project where slug = ${ANY_OF}`, [projectSlugs]),
+    topics: statement(`select id, project_slug, slug from topic where project_slug = ${ANY_OF}`, [projectSlugs]),
+    follows: statement(`select id, agent_id, target_type, target_id, project_slug, topic_slug, created_at from follow where agent_id = ${ANY_OF}`, [textArray(commands.map((c) => requireActor(c.actor).agentId))]),
+  };
+}
+
+function stateOf(rows: LoadedRows) {
   const targets = new Map<string, Target>();
-  for (const p of projects) targets.set(`project|${p.slug}`, { targetId: p.id, projectSlug: p.slug, topicSlug: null });
-  for (const t of topics) targets.set(`topic|${t.project_slug}/${t.slug}`, { targetId: t.id, projectSlug: t.project_slug, topicSlug: t.slug });
+  for (const p of rows.projects as { id: string; slug: string }[]) targets.set(`project|${p.slug}`, { targetId: p.id, projectSlug: p.slug, topicSlug: null });
+  for (const t of rows.topics as { id: string; project_slug: string; slug: string }[]) targets.set(`topic|${t.project_slug}/${t.slug}`, { targetId: t.id, projectSlug: t.project_slug, topicSlug: t.slug });
   const current = new Map<string, Follow>();
-  for (const f of follows) {
+  for (const f of rows.follows as FollowRow[]) {
     const follow = { id: f.id, agentId: f.agent_id, targetType: f.target_type, targetId: f.target_id, projectSlug: f.project_slug, topicSlug: f.topic_slug, createdAt: new Date(f.created_at) };
     current.set(followKey(f.agent_id, f.target_type, f.target_id), follow);
   }
@@ -49,8 +57,9 @@ function followHandler(type: typeof followTarget.type | typeof unfollowTarget.ty
   return {
     type,
     accepts: () => true,
-    async apply(em, commands, now) {
-      const { targets, current } = await load(em, commands);
+    reads,
+    decide(em, commands, rows, now) {
+      const { targets, current } = stateOf(rows);
       const inserted = new Map<string, Follow>();
       const removed: string[] = [];
       const decisions = commands.map((command): Decision => {
@@ -74,9 +83,10 @@ function followHandler(type: typeof followTarget.type | typeof unfollowTarget.ty
         if (!inserted.delete(key)) removed.push(existing.id);
         return { command, result: { status: 200, body: { follow: presentFollow(existing, params.view), following: false } }, outcome: 'applied', events: [followEventDraft('follow.removed', params.targetType, target)], touched };
       });
-      if (inserted.size > 0) await em.insertMany(Follow, [...inserted.values()]);
-      if (removed.length > 0) await em.execute('delete from follow where id in (?)', [removed]);
-      return decisions;
+      const writes: Statement[] = [];
+      if (inserted.size > 0) writes.push(insertRows(em, Follow, [...inserted.values()]));
+      if (removed.length > 0) writes.push(statement(`delete from follow where id = ${ANY_OF}`, [textArray(removed)]));
+      return { decisions, writes };
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { statement, type Statement } from '../../db/statements.ts';
 import type { SignalChange } from '../agentSignals.ts';
 
 /** Sums the changes per agent: one counter update per agent per batch. */
@@ -17,20 +17,20 @@ function sumSignals(changes: SignalChange[]): SignalChange[] {
 
 /**
  * The set-based twin of adjustSignals: in-place increments for many agents
- * in one statement. The batch transaction locked every agent it may update
- * at its start, in id order (workers/executeCommand.ts), so batches of
- * different partitions never deadlock on agents.
+ * in one statement, and the ETag scopes it changes. The batch transaction
+ * locked every agent it may update at its start, in id order
+ * (workers/executeCommand.ts), so batches of different partitions never
+ * deadlock on agents.
  */
-export async function applySignals(em: EntityManager, changes: SignalChange[]): Promise<string[]> {
-  const sums = sumSignals(changes).sort((a, b) => (a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0));
-  if (sums.length === 0) return [];
-  const ids = sums.map((s) => s.agentId);
-  await em.execute(
+export function signalWrites(changes: SignalChange[]): { writes: Statement[]; touched: string[] } {
+  const sums = sumSignals(changes);
+  if (sums.length === 0) return { writes: [], touched: [] };
+  const write = statement(
     `update "agent" a set "post_count" = a."post_count" + v.pc, "votes_cast" = a."votes_cast" + v.vc,
             "support_received" = a."support_received" + v.sr, "contest_received" = a."contest_received" + v.cr
        from json_to_recordset(?::json) as v(id text, pc int, vc int, sr int, cr int)
       where a."id" = v.id`,
     [JSON.stringify(sums.map((s) => ({ id: s.agentId, pc: s.postCount, vc: s.votesCast, sr: s.supportReceived, cr: s.contestReceived })))],
   );
-  return [...ids.map((id) => `agent:${id}`), 'agents'];
+  return { writes: [write], touched: [...sums.map((s) => `agent:${s.agentId}`), 'agents'] };
 }

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Statement } from '../../db/statements.ts';
 import type { ApiError } from '../../errors.ts';
 import type { Command, CommandResult } from '../../pipeline/command.ts';
 import type { EventDraft } from '../types.ts';
@@ -16,16 +17,28 @@ export interface Decision {
   touched: string[];
 }
 
+/** Rows of a handler's reads, by the names it gave them (decoded from JSON: timestamps are ISO strings). */
+export type LoadedRows = Record<string, unknown[]>;
+
+/** The decisions of a run in command order, and the independent writes that carry them out. */
+export interface Fold {
+  decisions: Decision[];
+  writes: Statement[];
+}
+
 /**
- * A hot command type applied to a whole run of commands at once: one query
- * per table to load what they refer to, a pure fold of decisions over that
- * state in command order, then one statement per table to write it.
+ * A hot command type applied to a whole run of commands at once: its reads
+ * (one query per table, sent in one round trip with the batch's other reads),
+ * a pure fold of decisions over them in command order, and writes that the
+ * orchestrator sends as one statement (src/db/statements.ts).
  */
 export interface SetBasedHandler {
   type: string;
   /** Commands this handler cannot take (rare options) go through the per-command path. */
   accepts(command: Command): boolean;
-  apply(em: EntityManager, commands: Command[], now: Date): Promise<Decision[]>;
+  reads(commands: Command[], now: Date): Record<string, Statement>;
+  /** `em` only lends its metadata to the writes: deciding does no I/O. */
+  decide(em: EntityManager, commands: Command[], rows: LoadedRows, now: Date): Fold;
 }
 
 /** A command the fold refuses: its error answer, recorded like any other result, and nothing else. */

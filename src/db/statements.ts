@@ -1,0 +1,75 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityName, RequiredEntityData } from '@mikro-orm/core';
+
+/**
+ * SQL for the hot path, grouped so that a batch costs a constant number of
+ * round trips: on this service a round trip to Postgres costs more CPU (socket
+ * write, wake-up, parse and plan) than the work most statements do.
+ */
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
+
+export function statement(sql: string, params: unknown[] = []): Statement {
+  return { sql, params };
+}
+
+/**
+ * `column = ANY_OF` with `textArray(values)`: one placeholder whatever the
+ * list's length, an empty list matches nothing, and the planner sees the
+ * array's size, so it probes the index instead of hashing a whole table.
+ */
+export const ANY_OF = 'any(?::text[])';
+
+/** The parameter that goes with ANY_OF: a Postgres array literal, each element quoted. */
+export function textArray(values: readonly string[]): string {
+  return `{${[...new Set(values)].map((v) => `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`;
+}
+
+/**
+ * Independent reads in one round trip: each comes back as its rows, decoded
+ * from JSON (timestamps as ISO strings, numbers as numbers). They share one
+ * snapshot, so none may depend on another's result.
+ */
+export async function readTogether<K extends string>(em: EntityManager, reads: Record<K, Statement>): Promise<Record<K, unknown[]>> {
+  const names = Object.keys(reads) as K[];
+  const columns = names.map((name, i) => `coalesce((select json_agg(r${i}) from (${reads[name].sql}) r${i}), '[]'::json) as c${i}`);
+  const [row] = await em.execute<Record<string, unknown[]>[]>(`select ${columns.join(', ')}`, names.flatMap((name) => reads[name].params));
+  return Object.fromEntries(names.map((name, i) => [name, row?.[`c${i}`] ?? []])) as Record<K, unknown[]>;
+}
+
+/**
+ * Independent writes in one statement, as data-modifying WITH clauses. They
+ * share one snapshot and run in no set order, so no two may touch the same
+ * row and none may read what another writes.
+ */
+export async function writeTogether(em: EntityManager, writes: Statement[]): Promise<void> {
+  if (writes.length === 0) return;
+  if (writes.length === 1) {
+    await em.execute((writes[0] as Statement).sql, (writes[0] as Statement).params);
+    return;
+  }
+  const clauses = writes.map((w, i) => `w${i} as (${w.sql})`);
+  await em.execute(`with ${clauses.join(', ')} select 1`, writes.flatMap((w) => w.params));
+}
+
+/**
+ * A multi-row insert of entity records as one statement with one parameter:
+ * the rows travel as a JSON array and Postgres reads them into the table's
+ * own row type, so each value gets its column's type.
+ */
+export function insertRows<T extends object>(em: EntityManager, entity: EntityName<T>, rows: readonly RequiredEntityData<T>[]): Statement {
+  const meta = em.getMetadata().get(entity);
+  const fields = meta.props.filter((prop) => prop.fieldNames?.length === 1 && prop.persist !== false).map((prop) => ({ name: prop.name, column: prop.fieldNames[0] as string }));
+  const json = rows.map((row) => {
+    const record: Record<string, unknown> = {};
+    for (const { name, column } of fields) {
+      const value = (row as Record<string, unknown>)[name];
+      if (value !== undefined) record[column] = Buffer.isBuffer(value) ? `\\x${value.toString('hex')}` : value;
+    }
+    return record;
+  });
+  const columns = [...new Set(json.flatMap((r) => Object.keys(r)))].map((c) => `"${c}"`).join(', ');
+  return statement(`insert into "${meta.tableName}" (${columns}) select ${columns} from json_populate_recordset(null::"${meta.tableName}", ?::json)`, [JSON.stringify(json)]);
+}
