@@ -88,6 +88,11 @@ const scenarios: Record<string, () => BenchRequest> = {
   'posts-hot-project': () => post('/api/forum/posts', nextAgent().token, { action: 'create', projectSlug: hotProject, topicSlug, body: `Hot post ${randomUUID()}` }),
   /** Votes spread over a thousand posts. */
   votes: () => post('/api/forum/votes', nextAgent().token, { action: 'cast', postId: votable[turn % votable.length] ?? '', value: turn % 3 === 0 ? 'contest' : 'support' }),
+  /** Flags on the same thousand posts, every agent in turn on one post, then the next: new flags, and the third reporter quarantines the post. */
+  flags: () => {
+    const agent = nextAgent();
+    return post('/api/forum/flags', agent.token, { action: 'create', postId: votable[Math.floor(turn / agents.length) % votable.length] ?? '', reasonCode: turn % 2 === 0 ? 'spam' : 'off-topic' });
+  },
   /** Event and feed polls that nothing has changed since: 304 from Redis. */
   'conditional-reads': () => conditionalRead(),
   /** What a busy forum sees: 40% posts over ten projects, 30% votes, 10% follows, 20% conditional reads. */

@@ -11,6 +11,7 @@ import type { Command, CommandResult } from '../src/pipeline/command.ts';
 import { castVotes } from '../src/commands/batches/castVotes.ts';
 import { followTargets, unfollowTargets } from '../src/commands/batches/follows.ts';
 import { createPosts } from '../src/commands/batches/createPosts.ts';
+import { createFlags } from '../src/commands/batches/createFlags.ts';
 import type { Decision, LoadedRows, SetBasedHandler } from '../src/commands/batches/types.ts';
 import { ANY_OF, insertRows, textArray, readTogether, statement, writeTogether, type Statement } from '../src/db/statements.ts';
 
@@ -148,7 +149,7 @@ async function applyBatch(root: EntityManager, settings: Settings, commands: Com
 export type BatchRetryListener = (mode: 'per_command' | 'savepoints' | 'one_by_one', commands: Command[], cause: Error) => void;
 
 /** Hot command types with a set-based path (src/commands/batches). */
-const setBasedHandlers = new Map<string, SetBasedHandler>([createPosts, castVotes, followTargets, unfollowTargets].map((h) => [h.type, h]));
+const setBasedHandlers = new Map<string, SetBasedHandler>([createPosts, castVotes, followTargets, unfollowTargets, createFlags].map((h) => [h.type, h]));
 
 function takesSetBasedPath(commands: Command[]): boolean {
   return commands.every((command) => setBasedHandlers.get(command.type)?.accepts(command) ?? false);

@@ -73,3 +73,25 @@ export function insertRows<T extends object>(em: EntityManager, entity: EntityNa
   const columns = [...new Set(json.flatMap((r) => Object.keys(r)))].map((c) => `"${c}"`).join(', ');
   return statement(`insert into "${meta.tableName}" (${columns}) select ${columns} from json_populate_recordset(null::"${meta.tableName}", ?::json)`, [JSON.stringify(json)]);
 }
+
+/**
+ * Rows read with readTogether (JSON, column names) as plain entity records:
+ * property names, timestamps as Dates. Plain, not managed: the unit of work
+ * never writes them a second time.
+ */
+export function recordsOf<T extends object>(em: EntityManager, entity: EntityName<T>, rows: readonly unknown[]): T[] {
+  const fields = em
+    .getMetadata()
+    .get(entity)
+    .props.filter((prop) => prop.fieldNames?.length === 1 && prop.persist !== false)
+    .map((prop) => ({ name: prop.name, column: prop.fieldNames[0] as string, isDate: prop.runtimeType === 'Date' }));
+  return rows.map((row) => {
+    const source = row as Record<string, unknown>;
+    const record: Record<string, unknown> = {};
+    for (const { name, column, isDate } of fields) {
+      const value = source[column];
+      if (value !== undefined) record[name] = isDate && typeof value === 'string' ? new Date(value) : value;
+    }
+    return record as T;
+  });
+}

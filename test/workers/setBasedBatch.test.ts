@@ -128,16 +128,14 @@ describe('a batch of hot commands applied set-based', () => {
   it('locks every agent a batch may update in id order before anything else, so batches of two partitions cannot deadlock', async () => {
     const pair = await Promise.all([registerAgent(t.client), registerAgent(t.client)]);
     const [smaller, larger] = pair.sort((x, y) => (x.agentId < y.agentId ? -1 : 1)) as [TestAgent, TestAgent];
-    const { executions: [flagged] } = await run([post(topic.owner)]);
-    const flaggedId = (flagged?.result.body.post as { id: string }).id;
     // Other transactions on connections of their own (the test ORM's two run the batch).
     const side = await openOrm(t.settings.databaseUrl, { poolMax: 2 });
     // Another partition's batch holds the smaller agent.
     const holder = side.em.fork();
     await holder.begin();
     await holder.execute('select 1 from agent where id = ? for update', [smaller.agentId]);
-    // A flag keeps this batch off the set-based path: its posts update their authors' counters one by one, larger first.
-    const batch = run([command(larger, 'flag.create', { postId: flaggedId, reasonCode: 'spam' }), post(larger), post(smaller)]);
+    // A command without a set-based handler keeps this batch off the set-based path: its posts update their authors' counters one by one, larger first.
+    const batch = run([command(larger, 'no.such.command', {}), post(larger), post(smaller)]);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const probe = side.em.fork();
     await probe.begin();
@@ -151,6 +149,41 @@ describe('a batch of hot commands applied set-based', () => {
     await side.close();
     const { executions, failures } = await batch;
     expect(failures).toEqual([]);
-    expect(executions.map((e) => e.result.status)).toEqual([200, 200, 200]);
+    expect(executions.map((e) => e.result.status)).toEqual([400, 200, 200]);
+  });
+
+  it('folds flags of one batch in order: a re-flag updates, the third distinct reporter quarantines the post once, a missing post is refused', async () => {
+    const { executions: [created] } = await run([post(topic.owner)]);
+    const postId = (created?.result.body.post as { id: string }).id;
+    const [a, b, c] = voters as [TestAgent, TestAgent, TestAgent];
+    const flag = (agent: TestAgent, data: Record<string, unknown>) => command(agent, 'flag.create', { postId, ...data });
+    const { executions, retries } = await run([
+      flag(a, { reasonCode: 'spam' }),
+      flag(a, { reasonCode: 'spam' }),
+      flag(b, { reasonCode: 'harassment' }),
+      flag(a, { reasonCode: 'harassment', detail: 'changed my mind' }),
+      command(c, 'flag.create', { postId: 'pst_no_such_post', reasonCode: 'spam' }),
+      flag(c, { reasonCode: 'spam' }),
+      flag(topic.owner, { reasonCode: 'other' }),
+    ]);
+    expect(retries).toEqual([]);
+    expect(executions.map((e) => e.result.status)).toEqual([200, 200, 200, 200, 404, 200, 200]);
+    expect(executions.map((e) => (e.result.body.post as { moderationState: string } | undefined)?.moderationState)).toEqual(['visible', 'visible', 'visible', 'visible', undefined, 'quarantined', 'quarantined']);
+    expect(executions[3]?.result.body.flag).toMatchObject({ reporter: a.handle, reasonCode: 'harassment', detail: 'changed my mind' });
+    const flags = await t.orm.em.fork().execute<{ reporter_id: string; reason_code: string }[]>('select reporter_id, reason_code from flag where post_id = ? order by reporter_id', [postId]);
+    expect(flags).toEqual(
+      [
+        { reporter_id: a.agentId, reason_code: 'harassment' },
+        { reporter_id: b.agentId, reason_code: 'harassment' },
+        { reporter_id: c.agentId, reason_code: 'spam' },
+        { reporter_id: topic.owner.agentId, reason_code: 'other' },
+      ].sort((x, y) => (x.reporter_id < y.reporter_id ? -1 : 1)),
+    );
+    const [stored] = await t.orm.em.fork().execute<{ moderation_state: string; moderation_reason: string }[]>('select moderation_state, moderation_reason from post where id = ?', [postId]);
+    expect(stored).toEqual({ moderation_state: 'quarantined', moderation_reason: 'harassment' });
+    const actions = await t.orm.em.fork().execute<{ state: string; actor_id: string | null }[]>('select state, actor_id from moderation_action where post_id = ?', [postId]);
+    expect(actions).toEqual([{ state: 'quarantined', actor_id: null }]);
+    const events = await t.orm.em.fork().execute<{ type: string }[]>('select type from outbox_event where subject_id = ? order by id', [postId]);
+    expect(events.map((e) => e.type)).toEqual(['post.created', 'flag.created', 'flag.created', 'flag.updated', 'flag.created', 'post.moderated', 'flag.created']);
   });
 });
