@@ -7,10 +7,13 @@ import type { Logger } from './observability/logger.ts';
  * maxRetriesPerRequest null is what BullMQ requires of its workers'
  * connections: they wait out an outage. The API tier's connection fails
  * fast instead (no offline queue), so a request during an outage answers 503
- * at once rather than hanging until Redis is back.
+ * at once rather than hanging until Redis is back. It also auto-pipelines:
+ * the commands of every request handled in one event-loop turn (credential
+ * lookups, ETag fingerprints, retry-key scripts) leave in one socket write,
+ * which halves the CPU of a 304 in Redis and cuts it in the API.
  */
 export function connectRedis(url: string, name: string, mode: 'wait' | 'fail-fast' = 'wait'): Redis {
-  if (mode === 'fail-fast') return new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectionName: name });
+  if (mode === 'fail-fast') return new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectionName: name, enableAutoPipelining: true });
   return new Redis(url, { maxRetriesPerRequest: null, connectionName: name, lazyConnect: false });
 }
 
