@@ -52,7 +52,7 @@ const schema = Joi.object({
   REDIS_PREFIX: Joi.string()
     .pattern(/^[a-zA-Z0-9_-]+$/)
     .default('agora'),
-  PARTITIONS: Joi.number().integer().min(1).max(256).default(4),
+  PARTITIONS: Joi.number().integer().min(1).max(256).default(2),
   COMMAND_TIMEOUT_MS: Joi.number().integer().min(100).default(10_000),
   WORKER_LOCK_MS: Joi.number().integer().min(500).default(30_000),
   MAX_BODY_BYTES: Joi.number().integer().min(1024).default(65_536),
