@@ -133,15 +133,25 @@ const READER_ROUNDS = 20;
  */
 export async function publishForReader(root: EntityManager, marks: PublicationMarks, dirty: string | null): Promise<string> {
   const em = root.fork();
-  const [first] = await em.execute<{ target: string | null }[]>('select max(id)::text as target from outbox_event where published_at is null');
+  const [first] = await em.execute<{ target: string | null; head: string }[]>(
+    'select (select max(id) from outbox_event where published_at is null)::text as target, (select coalesce(max(event_id), 0) from ledger_event)::text as head',
+  );
   const target = first?.target ?? null;
+  let head = first?.head ?? '0';
   for (let round = 0; target !== null; round++) {
     const outcome = await root.fork().transactional((tx) => publishBatch(tx, PUBLISH_BATCH, round < READER_ROUNDS ? 'skip' : 'wait'));
+    // Our own publication saw every row pending at the call (they were committed then) and took all it found.
+    if (outcome && outcome.count < PUBLISH_BATCH) {
+      head = outcome.head;
+      break;
+    }
     const left = await em.execute('select 1 from outbox_event where published_at is null and id <= ? limit 1', [target]);
-    if (left.length === 0) break;
+    if (left.length === 0) {
+      head = await ledgerHead(em);
+      break;
+    }
     if (outcome === null) await root.fork().transactional((tx) => tx.execute('select pg_advisory_xact_lock_shared(?, ?)', [...LEDGER_LOCK]));
   }
-  const head = await ledgerHead(em);
   // Nothing was pending at the call: the dirty mark read before it can go (unless a command set it again since).
   // Otherwise rows committed after the call may still wait, and only a publisher that drains the outbox clears it.
   await marks.published(head, target === null ? dirty : null);

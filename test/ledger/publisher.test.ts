@@ -85,11 +85,12 @@ describe('ledger publisher', () => {
 
   it('lets a reader wait for the publisher holding the lock, then publish what that publication missed, before it answers', async () => {
     const projectSlug = unique('reader-');
-    const outboxId = await orm.em.fork().transactional((tx) => insertOutbox(tx, projectSlug, 4));
     // A publisher mid-publication (its snapshot predates the row): it holds the lock and will publish nothing.
+    // The lock comes first, so that no other test's publisher can publish the row before the reader looks.
     const publisher = orm.em.fork();
     await publisher.begin();
     await publisher.execute('select pg_advisory_xact_lock(?, ?)', [0x4c454447, 1]);
+    const outboxId = await orm.em.fork().transactional((tx) => insertOutbox(tx, projectSlug, 4));
     const announced: string[] = [];
     const marks: PublicationMarks = { read: async () => ({ dirty: 'd', head: null }), published: async (head) => void announced.push(head) };
     let answered = false;
@@ -97,9 +98,13 @@ describe('ledger publisher', () => {
       answered = true;
       return head;
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(answered).toBe(false);
-    await publisher.commit();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(answered).toBe(false);
+    } finally {
+      // Never leave the ledger lock held: every other reader of the suite would wait on it.
+      await publisher.commit();
+    }
     const head = await reader;
     const row = await ledgerRow(outboxId);
     expect(BigInt(head)).toBeGreaterThanOrEqual(BigInt(row.eventId));
