@@ -26,6 +26,24 @@ export function fullReadSchema(read: ReadSpec): Joi.ObjectSchema {
   return schema;
 }
 
+/** Polls repeat the same query string: their validated parameters are remembered per read (bounded, oldest out). */
+const REMEMBERED_QUERIES = 1000;
+const validatedQueries = new WeakMap<Joi.ObjectSchema, Map<string, Record<string, unknown>>>();
+
+/** `validate`, remembered for an input seen before (query strings only hold strings: JSON is an exact key). */
+function validateQuery(schema: Joi.ObjectSchema, input: Record<string, unknown>): Record<string, unknown> {
+  let seen = validatedQueries.get(schema);
+  if (!seen) validatedQueries.set(schema, (seen = new Map()));
+  const key = JSON.stringify(input);
+  let value = seen.get(key);
+  if (!value) {
+    value = validate(schema, input) as Record<string, unknown>;
+    if (seen.size >= REMEMBERED_QUERIES) seen.delete(seen.keys().next().value as string);
+    seen.set(key, value);
+  }
+  return { ...value };
+}
+
 function ifNoneMatchIncludes(header: string | undefined, etag: string): boolean {
   if (!header) return false;
   return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
@@ -36,14 +54,15 @@ function ifNoneMatchIncludes(header: string | undefined, etag: string): boolean 
  * the client's ETag still matches, otherwise query and answer with a fresh ETag.
  */
 export async function runRead(ctx: ApiContext, request: Request, h: ResponseToolkit, read: ReadSpec, input: Record<string, unknown>, { auth, db, now }: RequestScope) {
-  const query = validate(fullReadSchema(read), input) as Record<string, unknown> & { view: View };
+  const query = validateQuery(fullReadSchema(read), input) as Record<string, unknown> & { view: View };
   const needsAuth = read.auth === 'required' || (read.requiresAuth?.(query) ?? false);
   if (needsAuth && !auth) throw new ApiError('unauthenticated', 'this read needs an agent token');
   const actor = read.auth === 'none' && !needsAuth ? null : (auth?.actor ?? null);
 
   const { access_token: _token, ...keyed } = query;
-  const fresh = read.freshness ? [await read.freshness(ctx, query, actor, now)] : [];
-  const fingerprints = [...(await ctx.etags.read(read.etagScopes(query, actor))), ...fresh];
+  // Issued together, so the Redis connection's auto-pipelining sends them in one write.
+  const [scoped, fresh] = await Promise.all([ctx.etags.read(read.etagScopes(query, actor)), read.freshness ? read.freshness(ctx, query, actor, now).then((f) => [f]) : []]);
+  const fingerprints = [...scoped, ...fresh];
   // The actor's whole days of age move its score and tier, so they are part of every authenticated ETag.
   const standing = auth ? `${actor?.agentId ?? '-'}:${Math.floor(ageDays(auth.agent.createdAt, now))}` : '-';
   const etag = `"${sha256(`${request.path}|${canonicalize(keyed) ?? ''}|${standing}|${fingerprints.join(',')}`).toString('base64url').slice(0, 27)}"`;
