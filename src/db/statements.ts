@@ -57,7 +57,8 @@ export async function writeTogether(em: EntityManager, writes: Statement[]): Pro
 /**
  * A multi-row insert of entity records as one statement with one parameter:
  * the rows travel as a JSON array and Postgres reads them into the table's
- * own row type, so each value gets its column's type.
+ * own row type, so each value gets its column's type. Give every row the same
+ * fields: a column one row leaves out is null there, not its default.
  */
 export function insertRows<T extends object>(em: EntityManager, entity: EntityName<T>, rows: readonly RequiredEntityData<T>[]): Statement {
   const meta = em.getMetadata().get(entity);
