@@ -8,23 +8,10 @@ import { OutboxEvent } from '../src/entities/outboxEvent.ts';
 import { ProcessedCommand } from '../src/entities/processedCommand.ts';
 import { ApiError } from '../src/errors.ts';
 import type { Command, CommandResult } from '../src/pipeline/command.ts';
-import { castVotes } from '../src/commands/batches/castVotes.ts';
-import { followTargets, unfollowTargets } from '../src/commands/batches/follows.ts';
-import { createPosts } from '../src/commands/batches/createPosts.ts';
-import { createFlags } from '../src/commands/batches/createFlags.ts';
-import type { Decision, LoadedRows, SetBasedHandler } from '../src/commands/batches/types.ts';
-import { ANY_OF, insertRows, textArray, readTogether, statement, writeTogether, type Statement } from '../src/db/statements.ts';
+import { applySetBased, takesSetBasedPath } from './applySetBased.ts';
+import { lockBatch, outboxRow, type Execution } from './batchTransaction.ts';
 
-export interface Execution {
-  command: Command;
-  result: CommandResult;
-  /** applied: this run changed state; refused: an error result was recorded; replayed: an earlier run's result. */
-  outcome: 'applied' | 'refused' | 'replayed';
-  /** ETag scopes to refresh; empty when this run only found an earlier result. */
-  touched: string[];
-  /** Token hashes whose cached lookups die after commit (see CredentialCache). */
-  expiredCredentials?: string[];
-}
+export type { Execution } from './batchTransaction.ts';
 
 /** A command of a batch that could not be applied even on its own (a bug or an outage); BullMQ retries it. */
 export interface Failure {
@@ -77,43 +64,6 @@ async function runHandler(em: EntityManager, settings: Settings, command: Comman
 }
 
 /**
- * The database's own guard behind queue serialization. Keys of one batch all map to one
- * partition and no other partition shares them, so sorted locking cannot deadlock.
- */
-async function lockPartitions(em: EntityManager, commands: Command[]): Promise<void> {
-  const keys = [...new Set(commands.map((c) => c.partitionKey))].sort();
-  // One statement; the subquery's order is the order the locks are taken in.
-  await em.execute('select pg_advisory_xact_lock(hashtext(k)) from (select value as k from json_array_elements_text(?::json) order by 1) keys', [JSON.stringify(keys)]);
-}
-
-/**
- * Every agent row a batch may update (the commands' actors, and the authors
- * of the posts they name: post counts, votes cast, support received), locked
- * in one statement in id order before any other row. Partitions run in
- * parallel and share agents; without this, a per-command batch (which updates
- * agents in command order) or a batch of several runs could take two agents
- * in the opposite order of another partition's batch and deadlock, which
- * Postgres detects only after deadlock_timeout (1 s) and the batch is retried.
- */
-async function lockAgents(em: EntityManager, commands: Command[]): Promise<void> {
-  const actors = [...new Set(commands.flatMap((c) => (c.actor ? [c.actor.agentId] : [])))];
-  const postIds = [...new Set(commands.flatMap((c) => (typeof c.data.postId === 'string' ? [c.data.postId] : [])))];
-  await em.execute(
-    `select 1 from "agent" where "id" in (
-       select value from json_array_elements_text(?::json)
-       union select "author_id" from "post" where "id" in (select value from json_array_elements_text(?::json))
-     ) order by "id" for update`,
-    [JSON.stringify(actors), JSON.stringify(postIds)],
-  );
-}
-
-/** What every batch transaction takes first: its partitions, then every agent it may update. */
-async function lockBatch(em: EntityManager, commands: Command[]): Promise<void> {
-  await lockPartitions(em, commands);
-  await lockAgents(em, commands);
-}
-
-/**
  * One command inside the batch transaction, in a savepoint: its changes,
  * its outbox events and its command id commit together, and a refusal rolls
  * back only this command.
@@ -147,98 +97,6 @@ async function applyBatch(root: EntityManager, settings: Settings, commands: Com
 
 /** Told when a batch is applied again: per command (after the set-based path), with a savepoint per command, or command by command. */
 export type BatchRetryListener = (mode: 'per_command' | 'savepoints' | 'one_by_one', commands: Command[], cause: Error) => void;
-
-/** Hot command types with a set-based path (src/commands/batches). */
-const setBasedHandlers = new Map<string, SetBasedHandler>([createPosts, castVotes, followTargets, unfollowTargets, createFlags].map((h) => [h.type, h]));
-
-function takesSetBasedPath(commands: Command[]): boolean {
-  return commands.every((command) => setBasedHandlers.get(command.type)?.accepts(command) ?? false);
-}
-
-function outboxRow(command: Command, event: EventDraft, now: Date) {
-  return {
-    type: event.type,
-    projectSlug: event.projectSlug ?? null,
-    topicSlug: event.topicSlug ?? null,
-    actor: event.actor === null ? null : (command.actor?.handle ?? null),
-    subjectId: event.subjectId ?? null,
-    data: event.data ?? {},
-    commandId: command.commandId,
-    createdAt: now,
-    publishedAt: null,
-  };
-}
-
-/** Consecutive commands of one type: a later run must see what an earlier one wrote. */
-function runsOf(commands: Command[]): { handler: SetBasedHandler; commands: Command[] }[] {
-  const runs: { handler: SetBasedHandler; commands: Command[] }[] = [];
-  for (const command of commands) {
-    const last = runs.at(-1);
-    if (last && last.handler.type === command.type) last.commands.push(command);
-    else runs.push({ handler: setBasedHandlers.get(command.type) as SetBasedHandler, commands: [command] });
-  }
-  return runs;
-}
-
-interface ProcessedRow {
-  command_id: string;
-  status: number;
-  body: Record<string, unknown>;
-}
-
-/**
- * A batch of hot commands at a constant number of round trips, whatever its
- * size: the locks; the lookup of earlier runs together with the first run's
- * reads; a run's writes, then the next run's reads; the last writes together
- * with every outbox event and processed_command row. Refusals are decided,
- * not thrown, so they cost nothing extra; a command id seen twice in the
- * batch answers its first result. Anything unexpected throws, and the batch
- * goes the per-command way.
- */
-async function applySetBased(root: EntityManager, commands: Command[]): Promise<Execution[]> {
-  return root.fork().transactional(async (em) => {
-    await lockBatch(em, commands);
-    const now = new Date();
-    // Each command once (a retry can land in the batch of its first attempt).
-    const unique = [...new Map(commands.map((c) => [c.commandId, c])).values()];
-    const earlier = new Map<string, CommandResult>();
-    const decided = new Map<string, Decision>();
-    let writes: Statement[] = [];
-    for (const [index, run] of runsOf(unique).entries()) {
-      let rows: LoadedRows;
-      if (index === 0) {
-        // After the locks, so that runs committed while we waited are seen (READ COMMITTED).
-        const processed = statement(`select command_id, status, body from processed_command where command_id = ${ANY_OF}`, [textArray(unique.map((c) => c.commandId))]);
-        const { processedCommands, ...loaded } = await readTogether(em, { ...run.handler.reads(run.commands, now), processedCommands: processed });
-        for (const row of processedCommands as ProcessedRow[]) earlier.set(row.command_id, { status: row.status, body: row.body });
-        rows = loaded;
-      } else {
-        await writeTogether(em, writes);
-        writes = [];
-        rows = await readTogether(em, run.handler.reads(run.commands, now));
-      }
-      const fresh = run.commands.filter((c) => !earlier.has(c.commandId));
-      if (fresh.length === 0) continue;
-      const fold = run.handler.decide(em, fresh, rows, now);
-      for (const decision of fold.decisions) decided.set(decision.command.commandId, decision);
-      writes.push(...fold.writes);
-    }
-    const outbox = [...decided.values()].flatMap((d) => d.events.map((event) => outboxRow(d.command, event, now)));
-    if (outbox.length > 0) writes.push(insertRows(em, OutboxEvent, outbox));
-    const processed = [...decided.values()].map((d) => ({ commandId: d.command.commandId, type: d.command.type, status: d.result.status, body: d.result.body, createdAt: now }));
-    if (processed.length > 0) writes.push(insertRows(em, ProcessedCommand, processed));
-    await writeTogether(em, writes);
-    const answered = new Set<string>();
-    return commands.map((command): Execution => {
-      const first = !answered.has(command.commandId);
-      answered.add(command.commandId);
-      const decision = decided.get(command.commandId);
-      if (decision && first) return { command, result: decision.result, outcome: decision.outcome, touched: decision.touched };
-      const result = decision?.result ?? (earlier.get(command.commandId) as CommandResult);
-      return { command, result, outcome: 'replayed', touched: [] };
-    });
-  });
-}
 
 /** Thrown inside the optimistic path to give the batch back to the savepoint path. */
 class NeedsSavepoints extends Error {}

@@ -42,6 +42,9 @@ interface Write {
  */
 async function writeThroughACrash(send: (w: Write) => Promise<Reply>): Promise<{ writes: Write[]; acknowledged: Write[] }> {
   const first = spawnWorker();
+  // A warm-up write answered by the new worker: on a busy machine a process can take longer to start than a command waits.
+  const warmUp = { slug: unique('crash-warm-'), key: unique('k'), agent: agents[0] as TestAgent };
+  for (let attempt = 0; attempt < 600 && (await send(warmUp)).status !== 200; attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
   const writes = Array.from({ length: 40 }, (_, i) => ({ slug: unique('crash-'), key: unique('k'), agent: agents[i % agents.length] as TestAgent }));
 
   let answered = 0;

@@ -1,0 +1,89 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { castVotes } from '../src/commands/batches/castVotes.ts';
+import { createFlags } from '../src/commands/batches/createFlags.ts';
+import { createPosts } from '../src/commands/batches/createPosts.ts';
+import { followTargets, unfollowTargets } from '../src/commands/batches/follows.ts';
+import type { Decision, LoadedRows, SetBasedHandler } from '../src/commands/batches/types.ts';
+import { ANY_OF, insertRows, readTogether, statement, textArray, writeTogether, type Statement } from '../src/db/statements.ts';
+import { OutboxEvent } from '../src/entities/outboxEvent.ts';
+import { ProcessedCommand } from '../src/entities/processedCommand.ts';
+import type { Command, CommandResult } from '../src/pipeline/command.ts';
+import { lockBatch, outboxRow, type Execution } from './batchTransaction.ts';
+
+/** Hot command types with a set-based path (src/commands/batches). */
+const setBasedHandlers = new Map<string, SetBasedHandler>([createPosts, castVotes, followTargets, unfollowTargets, createFlags].map((h) => [h.type, h]));
+
+export function takesSetBasedPath(commands: Command[]): boolean {
+  return commands.every((command) => setBasedHandlers.get(command.type)?.accepts(command) ?? false);
+}
+
+/** Consecutive commands of one type: a later run must see what an earlier one wrote. */
+function runsOf(commands: Command[]): { handler: SetBasedHandler; commands: Command[] }[] {
+  const runs: { handler: SetBasedHandler; commands: Command[] }[] = [];
+  for (const command of commands) {
+    const last = runs.at(-1);
+    if (last && last.handler.type === command.type) last.commands.push(command);
+    else runs.push({ handler: setBasedHandlers.get(command.type) as SetBasedHandler, commands: [command] });
+  }
+  return runs;
+}
+
+interface ProcessedRow {
+  command_id: string;
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/**
+ * A batch of hot commands at a constant number of round trips, whatever its
+ * size: the locks; the lookup of earlier runs together with the first run's
+ * reads; a run's writes, then the next run's reads; the last writes together
+ * with every outbox event and processed_command row. Refusals are decided,
+ * not thrown, so they cost nothing extra; a command id seen twice in the
+ * batch answers its first result. Anything unexpected throws, and the batch
+ * goes the per-command way.
+ */
+export async function applySetBased(root: EntityManager, commands: Command[]): Promise<Execution[]> {
+  return root.fork().transactional(async (em) => {
+    await lockBatch(em, commands);
+    const now = new Date();
+    // Each command once (a retry can land in the batch of its first attempt).
+    const unique = [...new Map(commands.map((c) => [c.commandId, c])).values()];
+    const earlier = new Map<string, CommandResult>();
+    const decided = new Map<string, Decision>();
+    let writes: Statement[] = [];
+    for (const [index, run] of runsOf(unique).entries()) {
+      let rows: LoadedRows;
+      if (index === 0) {
+        // After the locks, so that runs committed while we waited are seen (READ COMMITTED).
+        const processed = statement(`select command_id, status, body from processed_command where command_id = ${ANY_OF}`, [textArray(unique.map((c) => c.commandId))]);
+        const { processedCommands, ...loaded } = await readTogether(em, { ...run.handler.reads(run.commands, now), processedCommands: processed });
+        for (const row of processedCommands as ProcessedRow[]) earlier.set(row.command_id, { status: row.status, body: row.body });
+        rows = loaded;
+      } else {
+        await writeTogether(em, writes);
+        writes = [];
+        rows = await readTogether(em, run.handler.reads(run.commands, now));
+      }
+      const fresh = run.commands.filter((c) => !earlier.has(c.commandId));
+      if (fresh.length === 0) continue;
+      const fold = run.handler.decide(em, fresh, rows, now);
+      for (const decision of fold.decisions) decided.set(decision.command.commandId, decision);
+      writes.push(...fold.writes);
+    }
+    const outbox = [...decided.values()].flatMap((d) => d.events.map((event) => outboxRow(d.command, event, now)));
+    if (outbox.length > 0) writes.push(insertRows(em, OutboxEvent, outbox));
+    const processed = [...decided.values()].map((d) => ({ commandId: d.command.commandId, type: d.command.type, status: d.result.status, body: d.result.body, createdAt: now }));
+    if (processed.length > 0) writes.push(insertRows(em, ProcessedCommand, processed));
+    await writeTogether(em, writes);
+    const answered = new Set<string>();
+    return commands.map((command): Execution => {
+      const first = !answered.has(command.commandId);
+      answered.add(command.commandId);
+      const decision = decided.get(command.commandId);
+      if (decision && first) return { command, result: decision.result, outcome: decision.outcome, touched: decision.touched };
+      const result = decision?.result ?? (earlier.get(command.commandId) as CommandResult);
+      return { command, result, outcome: 'replayed', touched: [] };
+    });
+  });
+}

@@ -1,0 +1,68 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EventDraft } from '../src/commands/types.ts';
+import type { Command, CommandResult } from '../src/pipeline/command.ts';
+
+// What every path of a batch transaction shares: the result record, the locks taken first, the outbox row.
+
+/** One command's outcome in a batch, and what the worker refreshes for it after commit. */
+export interface Execution {
+  command: Command;
+  result: CommandResult;
+  /** applied: this run changed state; refused: an error result was recorded; replayed: an earlier run's result. */
+  outcome: 'applied' | 'refused' | 'replayed';
+  /** ETag scopes to refresh; empty when this run only found an earlier result. */
+  touched: string[];
+  /** Token hashes whose cached lookups die after commit (see CredentialCache). */
+  expiredCredentials?: string[];
+}
+
+/**
+ * The database's own guard behind queue serialization. Keys of one batch all map to one
+ * partition and no other partition shares them, so sorted locking cannot deadlock.
+ */
+export async function lockPartitions(em: EntityManager, commands: Command[]): Promise<void> {
+  const keys = [...new Set(commands.map((c) => c.partitionKey))].sort();
+  // One statement; the subquery's order is the order the locks are taken in.
+  await em.execute('select pg_advisory_xact_lock(hashtext(k)) from (select value as k from json_array_elements_text(?::json) order by 1) keys', [JSON.stringify(keys)]);
+}
+
+/**
+ * Every agent row a batch may update (the commands' actors, and the authors
+ * of the posts they name: post counts, votes cast, support received), locked
+ * in one statement in id order before any other row. Partitions run in
+ * parallel and share agents; without this, a per-command batch (which updates
+ * agents in command order) or a batch of several runs could take two agents
+ * in the opposite order of another partition's batch and deadlock, which
+ * Postgres detects only after deadlock_timeout (1 s) and the batch is retried.
+ */
+export async function lockAgents(em: EntityManager, commands: Command[]): Promise<void> {
+  const actors = [...new Set(commands.flatMap((c) => (c.actor ? [c.actor.agentId] : [])))];
+  const postIds = [...new Set(commands.flatMap((c) => (typeof c.data.postId === 'string' ? [c.data.postId] : [])))];
+  await em.execute(
+    `select 1 from "agent" where "id" in (
+       select value from json_array_elements_text(?::json)
+       union select "author_id" from "post" where "id" in (select value from json_array_elements_text(?::json))
+     ) order by "id" for update`,
+    [JSON.stringify(actors), JSON.stringify(postIds)],
+  );
+}
+
+/** What every batch transaction takes first: its partitions, then every agent it may update. */
+export async function lockBatch(em: EntityManager, commands: Command[]): Promise<void> {
+  await lockPartitions(em, commands);
+  await lockAgents(em, commands);
+}
+
+export function outboxRow(command: Command, event: EventDraft, now: Date) {
+  return {
+    type: event.type,
+    projectSlug: event.projectSlug ?? null,
+    topicSlug: event.topicSlug ?? null,
+    actor: event.actor === null ? null : (command.actor?.handle ?? null),
+    subjectId: event.subjectId ?? null,
+    data: event.data ?? {},
+    commandId: command.commandId,
+    createdAt: now,
+    publishedAt: null,
+  };
+}
