@@ -46,6 +46,15 @@ describe('a batch of hot commands applied set-based', () => {
     expect(refusals.map((r) => r.status)).toEqual([400, 404]);
   });
 
+  it('stores bodies with quotes, backslashes, placeholders and emoji exactly as sent', async () => {
+    const bodies = [`it's a "test" \\ with ? and ?? and $1 and {braces}, commas`, 'emoji 🦊 and \u00e9 and tab\t and newline\n', unique(`'); drop table post; --`)];
+    const { executions, retries } = await run(bodies.map((body) => post(topic.owner, { body })));
+    expect(retries).toEqual([]);
+    const ids = executions.map((e) => (e.result.body.post as { id: string }).id);
+    const rows = await t.orm.em.fork().execute<{ id: string; body: string }[]>('select id, body from post where id in (?)', [ids]);
+    expect(ids.map((id) => rows.find((r) => r.id === id)?.body)).toEqual(bodies);
+  });
+
   it('lets a reply in a batch answer a post created earlier in the same batch', async () => {
     const root = post(topic.owner);
     const { executions: [created] } = await run([root]);
