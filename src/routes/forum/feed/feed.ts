@@ -43,7 +43,14 @@ async function projectsFollowedBy(ctx: ApiContext, agentId: string): Promise<str
  * without Postgres while the agent's follows stand still.
  */
 async function followedPostsFingerprint(ctx: ApiContext, _query: unknown, actor: Actor | null): Promise<string> {
-  const slugs = await projectsFollowedBy(ctx, actor?.agentId ?? '');
+  const agentId = actor?.agentId ?? '';
+  const known = followedProjects.get(agentId);
+  if (known) {
+    // A poll usually finds the follows unchanged: their fingerprint and the remembered projects' in one read.
+    const [fingerprint = '', ...posts] = await ctx.etags.read([`follows:${agentId}`, ...known.slugs.map((slug) => `posts:${slug}`)]);
+    if (fingerprint === known.fingerprint) return posts.join(',');
+  }
+  const slugs = await projectsFollowedBy(ctx, agentId);
   return (await ctx.etags.read(slugs.map((slug) => `posts:${slug}`))).join(',');
 }
 
