@@ -59,6 +59,25 @@ describe('cached token lookups across API instances', () => {
     expect((await me(b, agent.token)).status).toBe(200);
   });
 
+  it('answers a read with a remembered token whose cache entry expired, after looking the token up again', async () => {
+    const agent = await registerAgent(a.client);
+    expect((await me(b, agent.token)).status).toBe(200);
+    for (const key of await a.redis.keys(`${a.settings.redisPrefix}:credential:*`)) await a.redis.del(key);
+    const again = await me(b, agent.token);
+    expect(again.status).toBe(200);
+    expect(again.body.agent.handle).toBe(agent.handle);
+  });
+
+  it('answers 401 before judging the parameters of a read whose remembered token was revoked', async () => {
+    const agent = await registerAgent(a.client);
+    const other = await secondToken(agent);
+    expect((await b.get('/api/forum/posts', { limit: '5' }, { token: other.token })).status).toBe(200);
+    expect((await a.client.post('/api/forum/tokens', { action: 'revoke', tokenId: other.tokenId }, { token: agent.token })).status).toBe(200);
+    const refused = await b.get('/api/forum/posts', { limit: 'many' }, { token: other.token });
+    expect(refused.status).toBe(401);
+    expect(refused.body.error.code).toBe('invalid_token');
+  });
+
   it('refuses the old tokens on another instance right after a key rotation that revokes them', async () => {
     const agent = await registerAgent(a.client);
     expect((await me(b, agent.token)).status).toBe(200);
