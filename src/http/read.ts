@@ -30,8 +30,13 @@ export function fullReadSchema(read: ReadSpec): Joi.ObjectSchema {
 const REMEMBERED_QUERIES = 1000;
 const validatedQueries = new WeakMap<Joi.ObjectSchema, Map<string, Record<string, unknown>>>();
 
-/** `validate`, remembered for an input seen before (query strings only hold strings: JSON is an exact key). */
+/**
+ * `validate`, remembered for an input seen before (query strings only hold
+ * strings: JSON is an exact key). A query carrying access_token is never
+ * remembered: no token secret outlives its request.
+ */
 function validateQuery(schema: Joi.ObjectSchema, input: Record<string, unknown>): Record<string, unknown> {
+  if (input.access_token !== undefined) return validate(schema, input) as Record<string, unknown>;
   let seen = validatedQueries.get(schema);
   if (!seen) validatedQueries.set(schema, (seen = new Map()));
   const key = JSON.stringify(input);
