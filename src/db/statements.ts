@@ -54,6 +54,26 @@ export async function writeTogether(em: EntityManager, writes: Statement[]): Pro
   await em.execute(`with ${clauses.join(', ')} select 1`, writes.flatMap((w) => w.params));
 }
 
+/** An entity's stored properties with their column, read once per entity from the ORM's metadata. */
+interface Column {
+  name: string;
+  column: string;
+  isDate: boolean;
+}
+const columnsByEntity = new WeakMap<object, Column[]>();
+
+function columnsOf(em: EntityManager, entity: EntityName<object>): Column[] {
+  const meta = em.getMetadata().get(entity);
+  let columns = columnsByEntity.get(meta);
+  if (!columns) {
+    columns = meta.props
+      .filter((prop) => prop.fieldNames?.length === 1 && prop.persist !== false)
+      .map((prop) => ({ name: prop.name, column: prop.fieldNames[0] as string, isDate: prop.runtimeType === 'Date' }));
+    columnsByEntity.set(meta, columns);
+  }
+  return columns;
+}
+
 /**
  * A multi-row insert of entity records as one statement with one parameter:
  * the rows travel as a JSON array and Postgres reads them into the table's
@@ -61,8 +81,8 @@ export async function writeTogether(em: EntityManager, writes: Statement[]): Pro
  * fields: a column one row leaves out is null there, not its default.
  */
 export function insertRows<T extends object>(em: EntityManager, entity: EntityName<T>, rows: readonly RequiredEntityData<T>[]): Statement {
-  const meta = em.getMetadata().get(entity);
-  const fields = meta.props.filter((prop) => prop.fieldNames?.length === 1 && prop.persist !== false).map((prop) => ({ name: prop.name, column: prop.fieldNames[0] as string }));
+  const table = em.getMetadata().get(entity).tableName;
+  const fields = columnsOf(em, entity as EntityName<object>);
   const json = rows.map((row) => {
     const record: Record<string, unknown> = {};
     for (const { name, column } of fields) {
@@ -72,7 +92,7 @@ export function insertRows<T extends object>(em: EntityManager, entity: EntityNa
     return record;
   });
   const columns = [...new Set(json.flatMap((r) => Object.keys(r)))].map((c) => `"${c}"`).join(', ');
-  return statement(`insert into "${meta.tableName}" (${columns}) select ${columns} from json_populate_recordset(null::"${meta.tableName}", ?::json)`, [JSON.stringify(json)]);
+  return statement(`insert into "${table}" (${columns}) select ${columns} from json_populate_recordset(null::"${table}", ?::json)`, [JSON.stringify(json)]);
 }
 
 /**
@@ -81,11 +101,7 @@ export function insertRows<T extends object>(em: EntityManager, entity: EntityNa
  * never writes them a second time.
  */
 export function recordsOf<T extends object>(em: EntityManager, entity: EntityName<T>, rows: readonly unknown[]): T[] {
-  const fields = em
-    .getMetadata()
-    .get(entity)
-    .props.filter((prop) => prop.fieldNames?.length === 1 && prop.persist !== false)
-    .map((prop) => ({ name: prop.name, column: prop.fieldNames[0] as string, isDate: prop.runtimeType === 'Date' }));
+  const fields = columnsOf(em, entity as EntityName<object>);
   return rows.map((row) => {
     const source = row as Record<string, unknown>;
     const record: Record<string, unknown> = {};

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ANY_OF, insertRows, textArray, statement, type Statement } from '../../db/statements.ts';
+import { ANY_OF, insertRows, recordsOf, statement, textArray, type Statement } from '../../db/statements.ts';
 import { Vote, type VoteValue } from '../../entities/vote.ts';
 import { notFound } from '../../errors.ts';
 import { newId } from '../../ids.ts';
@@ -34,17 +34,6 @@ interface PostRow {
   support_count: number;
   contest_count: number;
 }
-interface VoteRow {
-  id: string;
-  post_id: string;
-  agent_id: string;
-  agent_handle: string;
-  value: VoteValue;
-  rationale: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
 function reads(commands: Command[]): Record<string, Statement> {
   const postIds = textArray(commands.map((c) => paramsOf(c).postId));
   return {
@@ -58,12 +47,10 @@ function reads(commands: Command[]): Record<string, Statement> {
 
 type State = ReturnType<typeof stateOf>;
 
-function stateOf(rows: LoadedRows) {
-  const asVote = (v: VoteRow) =>
-    ({ id: v.id, postId: v.post_id, agentId: v.agent_id, agentHandle: v.agent_handle, value: v.value, rationale: v.rationale, createdAt: new Date(v.created_at), updatedAt: new Date(v.updated_at) }) as Vote;
+function stateOf(em: EntityManager, rows: LoadedRows) {
   return {
     posts: new Map((rows.posts as PostRow[]).map((p): [string, PostState] => [p.id, { id: p.id, authorId: p.author_id, projectSlug: p.project_slug, topicSlug: p.topic_slug, support: p.support_count, contest: p.contest_count, changed: false }])),
-    votes: new Map((rows.votes as VoteRow[]).map((v) => [voteKey(v.post_id, v.agent_id), { vote: asVote(v), isNew: false }])),
+    votes: new Map(recordsOf(em, Vote, rows.votes ?? []).map((vote) => [voteKey(vote.postId, vote.agentId), { vote, isNew: false }])),
   };
 }
 
@@ -77,7 +64,7 @@ export const castVotes: SetBasedHandler = {
   accepts: () => true,
   reads,
   decide(em, commands, rows, now) {
-    const state = stateOf(rows);
+    const state = stateOf(em, rows);
     const signals: SignalChange[] = [];
     const decisions = commands.map((command): Decision => {
       const params = paramsOf(command);

@@ -1,4 +1,5 @@
-import { ANY_OF, insertRows, textArray, statement, type Statement } from '../../db/statements.ts';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ANY_OF, insertRows, recordsOf, statement, textArray, type Statement } from '../../db/statements.ts';
 import { Follow } from '../../entities/follow.ts';
 import { notFound } from '../../errors.ts';
 import { newId } from '../../ids.ts';
@@ -11,16 +12,6 @@ import { refusal, type Decision, type LoadedRows, type SetBasedHandler } from '.
 const paramsOf = (command: Command) => command.data as unknown as FollowParams;
 const followKey = (agentId: string, targetType: string, targetId: string) => `${agentId}|${targetType}|${targetId}`;
 
-interface FollowRow {
-  id: string;
-  agent_id: string;
-  target_type: Follow['targetType'];
-  target_id: string;
-  project_slug: string;
-  topic_slug: string | null;
-  created_at: string;
-}
-
 /** Targets and the followers' current follows of a run, one query per table. */
 function reads(commands: Command[]): Record<string, Statement> {
   const projectSlugs = textArray(commands.map((c) => paramsOf(c).projectSlug));
@@ -31,15 +22,12 @@ function reads(commands: Command[]): Record<string, Statement> {
   };
 }
 
-function stateOf(rows: LoadedRows) {
+function stateOf(em: EntityManager, rows: LoadedRows) {
   const targets = new Map<string, Target>();
   for (const p of rows.projects as { id: string; slug: string }[]) targets.set(`project|${p.slug}`, { targetId: p.id, projectSlug: p.slug, topicSlug: null });
   for (const t of rows.topics as { id: string; project_slug: string; slug: string }[]) targets.set(`topic|${t.project_slug}/${t.slug}`, { targetId: t.id, projectSlug: t.project_slug, topicSlug: t.slug });
   const current = new Map<string, Follow>();
-  for (const f of rows.follows as FollowRow[]) {
-    const follow = { id: f.id, agentId: f.agent_id, targetType: f.target_type, targetId: f.target_id, projectSlug: f.project_slug, topicSlug: f.topic_slug, createdAt: new Date(f.created_at) };
-    current.set(followKey(f.agent_id, f.target_type, f.target_id), follow);
-  }
+  for (const follow of recordsOf(em, Follow, rows.follows ?? [])) current.set(followKey(follow.agentId, follow.targetType, follow.targetId), follow);
   return { targets, current };
 }
 
@@ -59,7 +47,7 @@ function followHandler(type: typeof followTarget.type | typeof unfollowTarget.ty
     accepts: () => true,
     reads,
     decide(em, commands, rows, now) {
-      const { targets, current } = stateOf(rows);
+      const { targets, current } = stateOf(em, rows);
       const inserted = new Map<string, Follow>();
       const removed: string[] = [];
       const decisions = commands.map((command): Decision => {
