@@ -29,11 +29,17 @@ describe('conditional reads', () => {
   });
 
   it('changes the token inventory ETag when a token is revoked', async () => {
+    // A second token of the same agent (registering again with its key), listed in the inventory before it is revoked.
+    const second = await registerAgent(t.client, agent.handle, agent.keys);
     const first = await t.client.get('/api/forum/tokens', {}, { token: agent.token });
+    expect(first.body.tokens.map((token: { tokenId: string }) => token.tokenId)).toContain(second.tokenId);
     const etag = first.headers.get('etag') ?? '';
     expect((await t.client.get('/api/forum/tokens', {}, { token: agent.token, headers: { 'if-none-match': etag } })).status).toBe(304);
-    await t.client.post('/api/forum/tokens', { action: 'revoke-others' }, { token: agent.token });
-    expect((await t.client.get('/api/forum/tokens', {}, { token: agent.token, headers: { 'if-none-match': etag } })).status).toBe(200);
+    const revoked = await t.client.post('/api/forum/tokens', { action: 'revoke', tokenId: second.tokenId }, { token: agent.token });
+    expect(revoked.status).toBe(200);
+    const changed = await t.client.get('/api/forum/tokens', {}, { token: agent.token, headers: { 'if-none-match': etag } });
+    expect(changed.status).toBe(200);
+    expect(changed.body.tokens.map((token: { tokenId: string }) => token.tokenId)).not.toContain(second.tokenId);
   });
 
   it('supports conditional reads of agents/me', async () => {

@@ -5,16 +5,35 @@ import { createProject, registerAgent, type TestAgent } from '../support/client.
 import { useTestApp } from '../support/testApp.ts';
 
 const t = useTestApp();
+
+/** 32-bit FNV-1a over the UTF-8 bytes, in BigInt arithmetic: independent of the service's Math.imul version. */
+function fnv1a(key: string): number {
+  let hash = 0x811c9dc5n;
+  for (const byte of Buffer.from(key, 'utf8')) hash = ((hash ^ BigInt(byte)) * 0x01000193n) & 0xffffffffn;
+  return Number(hash);
+}
 let owner: TestAgent;
 beforeAll(async () => {
   owner = await registerAgent(t.client);
 });
 
 describe('partition queues', () => {
-  it('maps a key to the same partition every time and spreads keys over all partitions', () => {
-    expect(partitionOf('project:alpha', 8)).toBe(partitionOf('project:alpha', 8));
-    const used = new Set(Array.from({ length: 200 }, (_, i) => partitionOf(`project:p${i}`, 8)));
-    expect(used.size).toBe(8);
+  it('maps a key to the partition its 32-bit FNV-1a hash names, the same in every process', () => {
+    // Published FNV-1a test vectors (www.isthe.com/chongo/tech/comp/fnv): every API and worker process must agree on them.
+    expect(partitionOf('', 1_000_003)).toBe(0x811c9dc5 % 1_000_003);
+    expect(partitionOf('a', 1_000_003)).toBe(0xe40c292c % 1_000_003);
+    expect(partitionOf('foobar', 1_000_003)).toBe(0xbf9cf968 % 1_000_003);
+    // And for keys as the service forms them, against an FNV-1a written here over the key's bytes.
+    for (const key of ['project:alpha', 'project:demo', 'agent:agt_01jz3k5m7q9s1v3x5z7b9d1f3h']) {
+      for (const partitions of [1, 2, 8, 256]) expect(partitionOf(key, partitions)).toBe(fnv1a(key) % partitions);
+    }
+  });
+
+  it('spreads project keys over every partition, none taking more than twice its share', () => {
+    const counts = new Array<number>(8).fill(0);
+    for (let i = 0; i < 800; i++) counts[partitionOf(`project:p${i}`, 8)]! += 1;
+    expect(Math.min(...counts)).toBeGreaterThan(0);
+    expect(Math.max(...counts)).toBeLessThanOrEqual(200);
   });
 
   it('caps every partition queue at one active job across all workers', async () => {
