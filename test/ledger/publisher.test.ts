@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inject } from 'vitest';
 import { openOrm, type Orm } from '../../src/db/orm.ts';
 import { LedgerEvent } from '../../src/entities/ledgerEvent.ts';
@@ -93,19 +93,38 @@ describe('ledger publisher', () => {
     const outboxId = await orm.em.fork().transactional((tx) => insertOutbox(tx, projectSlug, 4));
     const announced: string[] = [];
     const marks: PublicationMarks = { read: async () => ({ dirty: 'd', head: null }), published: async (head) => void announced.push(head) };
+    // The reader on a one-connection pool of its own, so its backend is known: other tests' readers may wait on the lock too.
+    const readerOrm = await openOrm(inject('databaseUrl'), { poolMax: 1 });
     let answered = false;
-    const reader = publishForReader(orm.em, marks, 'd').then((head) => {
-      answered = true;
-      return head;
-    });
+    let reader: Promise<string> | null = null;
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      const [{ pid: readerPid } = { pid: 0 }] = await readerOrm.em.fork().execute<{ pid: number }[]>('select pg_backend_pid() as pid');
+      reader = publishForReader(readerOrm.em, marks, 'd').then((head) => {
+        answered = true;
+        return head;
+      });
+      await vi.waitFor(
+        async () => {
+          const waiting = await orm.em.fork().execute<{ n: number }[]>(
+            "select count(*)::int as n from pg_locks where pid = ? and locktype = 'advisory' and not granted and classid = ? and objid = ?",
+            [readerPid, 0x4c454447, 1],
+          );
+          if ((waiting[0]?.n ?? 0) < 1) throw new Error('the reader is not waiting on the ledger lock yet');
+        },
+        { timeout: 10_000, interval: 20 },
+      );
       expect(answered).toBe(false);
     } finally {
       // Never leave the ledger lock held: every other reader of the suite would wait on it.
       await publisher.commit();
     }
-    const head = await reader;
+    let head: string;
+    try {
+      if (!reader) throw new Error('the reader never started');
+      head = await reader;
+    } finally {
+      await readerOrm.close();
+    }
     const row = await ledgerRow(outboxId);
     expect(BigInt(head)).toBeGreaterThanOrEqual(BigInt(row.eventId));
     expect(announced).toEqual([head]);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Command } from '../../src/pipeline/command.ts';
 import { openOrm } from '../../src/db/orm.ts';
 import { executeBatch } from '../../workers/executeCommand.ts';
@@ -55,7 +55,8 @@ describe('a batch of hot commands applied set-based', () => {
     expect(ids.map((id) => rows.find((r) => r.id === id)?.body)).toEqual(bodies);
   });
 
-  it('lets a reply in a batch answer a post created earlier in the same batch', async () => {
+  // Only the worker mints post ids, so a client's reply always names a post of an earlier batch.
+  it('lets a reply in one batch answer a post created by the batch before it, taking its root and depth', async () => {
     const root = post(topic.owner);
     const { executions: [created] } = await run([root]);
     const rootId = (created?.result.body.post as { id: string }).id;
@@ -143,9 +144,17 @@ describe('a batch of hot commands applied set-based', () => {
     const holder = side.em.fork();
     await holder.begin();
     await holder.execute('select 1 from agent where id = ? for update', [smaller.agentId]);
+    const [{ pid: holderPid } = { pid: 0 }] = await holder.execute<{ pid: number }[]>('select pg_backend_pid() as pid');
     // A command without a set-based handler keeps this batch off the set-based path: its posts update their authors' counters one by one, larger first.
     const batch = run([command(larger, 'no.such.command', {}), post(larger), post(smaller)]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Until the batch is blocked by the holder: only then does what it holds show what it locked first.
+    await vi.waitFor(
+      async () => {
+        const blocked = await side.em.fork().execute<{ n: number }[]>('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [holderPid]);
+        if ((blocked[0]?.n ?? 0) < 1) throw new Error('the batch is not waiting on the held agent yet');
+      },
+      { timeout: 10_000, interval: 20 },
+    );
     const probe = side.em.fork();
     await probe.begin();
     try {
