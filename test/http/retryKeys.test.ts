@@ -1,8 +1,9 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboxEvent } from '../../src/entities/outboxEvent.ts';
 import { Project } from '../../src/entities/project.ts';
+import { redisKeys } from '../../src/redis.ts';
 import { registerAgent, unique, type TestAgent } from '../support/client.ts';
-import { useTestApp } from '../support/testApp.ts';
+import { startTestApp, useTestApp, type TestApp } from '../support/testApp.ts';
 
 const t = useTestApp();
 let agent: TestAgent;
@@ -84,17 +85,82 @@ describe('retry keys', () => {
 
   it('consumes no rate-limit budget on a replay', async () => {
     const fresh = await registerAgent(t.client);
+    const bucket = redisKeys(t.settings.redisPrefix).rateBucket(fresh.agentId, 'project');
     const key = unique('k');
     const first = await create(unique('p-'), key, fresh.token);
-    const remaining = Number(first.headers.get('ratelimit-remaining'));
-    const replay = await t.client.post('/api/forum/projects', { action: 'create', slug: first.body.project.slug, name: 'Keyed' }, { token: fresh.token, headers: { 'idempotency-key': key } });
+    expect(first.status).toBe(200);
+    // The bucket as the first write left it: its tokens and the Redis time it was last taken from.
+    const before = await t.redis.hgetall(bucket);
+    expect(Object.keys(before).sort()).toEqual(['tokens', 'ts']);
+    const replay = await create(first.body.project.slug, key, fresh.token);
     expect(replay.headers.get('idempotency-replayed')).toBe('true');
+    // Refill is computed from elapsed time when a token is next taken, so an untouched bucket is the proof: nothing was taken.
+    expect(await t.redis.hgetall(bucket)).toEqual(before);
     const next = await create(unique('p-'), unique('k'), fresh.token);
-    expect(Number(next.headers.get('ratelimit-remaining'))).toBe(remaining - 1);
+    expect(next.headers.get('idempotency-replayed')).toBeNull();
+    expect(await t.redis.hgetall(bucket)).not.toEqual(before);
+  });
+
+  it('keeps a retry key 24 hours after its result is stored', async () => {
+    const key = unique('k');
+    const first = await create(unique('p-'), key);
+    expect(first.status).toBe(200);
+    const entry = redisKeys(t.settings.redisPrefix).idempotency(agent.agentId, key);
+    expect(JSON.parse((await t.redis.get(entry)) ?? '{}')).toMatchObject({ state: 'done', result: { status: 200 } });
+    // What Redis holds, read right after the write: 24 h less the moments since, never more.
+    const ttl = await t.redis.pttl(entry);
+    expect(ttl).toBeLessThanOrEqual(24 * 3600 * 1000);
+    expect(ttl).toBeGreaterThan(24 * 3600 * 1000 - 60_000);
+  });
+
+  it('frees the retry key of a command that failed on every attempt, so the same key applies it once the fault is gone', async () => {
+    const slug = unique('p-');
+    const key = unique('k');
+    // A fault only this command meets, on every attempt, while Postgres stays up: a trigger refusing this one slug.
+    const fault = `fail_${slug.replace(/-/g, '_')}`;
+    const db = t.orm.em.fork();
+    await db.execute(`create function "${fault}"() returns trigger language plpgsql as $$ begin raise exception 'injected failure'; end $$`);
+    await db.execute(`create trigger "${fault}" before insert on project for each row when (new.slug = '${slug}') execute function "${fault}"()`);
+    let failed;
+    try {
+      failed = await create(slug, key);
+    } finally {
+      await db.execute(`drop trigger "${fault}" on project`);
+      await db.execute(`drop function "${fault}"()`);
+    }
+    expect({ status: failed.status, code: failed.body.error?.code }).toEqual({ status: 503, code: 'service_unavailable' });
+    expect(await t.redis.exists(redisKeys(t.settings.redisPrefix).idempotency(agent.agentId, key))).toBe(0);
+    const retried = await create(slug, key);
+    expect(retried.status).toBe(200);
+    expect(retried.headers.get('idempotency-replayed')).toBeNull();
+    expect(retried.body.project.slug).toBe(slug);
+    expect(await t.orm.em.fork().count(Project, { slug })).toBe(1);
   });
 
   it('refuses a retry key longer than 255 characters with 400', async () => {
     const reply = await create(unique('p-'), 'k'.repeat(256));
     expect(reply.status).toBe(400);
+  });
+});
+
+describe('a pending retry key', () => {
+  // An API without workers: a command is claimed and queued, and never finishes.
+  let apiOnly: TestApp;
+  beforeAll(async () => {
+    apiOnly = await startTestApp({ COMMAND_TIMEOUT_MS: '200' }, ['api']);
+  });
+  afterAll(async () => {
+    await apiOnly.stop();
+  });
+
+  it('expires 10 minutes after its claim when its command never reports back', async () => {
+    const key = unique('k');
+    const reply = await apiOnly.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Pending' }, { token: agent.token, headers: { 'idempotency-key': key } });
+    expect({ status: reply.status, code: reply.body.error.code }).toEqual({ status: 503, code: 'command_pending' });
+    const entry = redisKeys(apiOnly.settings.redisPrefix).idempotency(agent.agentId, key);
+    expect(JSON.parse((await apiOnly.redis.get(entry)) ?? '{}')).toMatchObject({ state: 'pending' });
+    const ttl = await apiOnly.redis.pttl(entry);
+    expect(ttl).toBeLessThanOrEqual(10 * 60 * 1000);
+    expect(ttl).toBeGreaterThan(10 * 60 * 1000 - 60_000);
   });
 });
