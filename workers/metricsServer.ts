@@ -15,7 +15,8 @@ export interface MetricsListener {
  */
 export async function startMetricsServer(metrics: Metrics, port: number, host: string, operatorToken: string | null, logger: Logger): Promise<MetricsListener | null> {
   const server: Server = createServer((request, response) => {
-    if (request.method !== 'GET' || new URL(request.url ?? '/', 'http://x').pathname !== '/metrics') {
+    // Compared as text: a target such as `//` makes `new URL` throw, and a throw here would end the process.
+    if (request.method !== 'GET' || (request.url ?? '').split('?', 1)[0] !== '/metrics') {
       response.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
       return;
     }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
 import hapiPino from 'hapi-pino';
 import type { Logger } from '../observability/logger.ts';
-import { redactUrl } from '../observability/logger.ts';
+import { loggableUrl } from '../observability/loggableUrl.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { headerValue } from './auth.ts';
 
@@ -32,8 +32,8 @@ function statusOf(request: Request): number {
 /**
  * One JSON line per request (on hapi-pino's per-request logger): request id,
  * method, route, status, duration and the agent when one authenticated. The
- * URL is logged with any access_token redacted and no header is logged at
- * all. The same hook feeds the HTTP metrics.
+ * URL is logged as loggableUrl reduces it (no credential, private value or
+ * account id) and no header is logged at all. The same hook feeds the HTTP metrics.
  */
 export async function registerRequestLog(server: Server, logger: Logger, metrics: Metrics): Promise<void> {
   await server.register({
@@ -59,14 +59,17 @@ export async function registerRequestLog(server: Server, logger: Logger, metrics
   });
 
   server.events.on('response', (request: Request) => {
-    const method = request.method.toUpperCase();
-    const route = request.route.path;
+    // Never request.url here: hapi parses it on first read, and that throws for a Host header it cannot
+    // parse (and is null for a target it could not parse). The raw target is always a string.
+    const method = String(request.method ?? '').toUpperCase();
+    const route = request.route?.path ?? null;
     const status = statusOf(request);
     const durationMs = (request.info.responded || Date.now()) - request.info.received;
-    const labels = { route, method, status: String(status) };
+    const labels = { route: route ?? 'unmatched', method, status: String(status) };
     metrics.httpRequests.inc(labels);
     metrics.httpDuration.observe(labels, durationMs / 1000);
-    const line = { method, route, url: redactUrl(request.url.pathname + request.url.search), status, durationMs, agentId: request.app.agentId ?? null };
-    request.logger.info(line, `${method} ${route} ${status} ${durationMs}ms`);
+    const line = { method, route, url: loggableUrl(request.raw.req.url ?? ''), status, durationMs, agentId: request.app.agentId ?? null };
+    // hapi-pino binds request.logger on onRequest, which a request refused before routing may never reach.
+    (request.logger ?? logger).info(line, `${method} ${route} ${status} ${durationMs}ms`);
   });
 }

@@ -1,4 +1,4 @@
-import type { Duplex } from 'node:stream';
+import { createServer } from 'node:http';
 import Hapi from '@hapi/hapi';
 import type { ApiContext } from '../context.ts';
 import { pendingMigrations } from '../db/orm.ts';
@@ -9,24 +9,9 @@ import type { Dependency } from '../observability/outages.ts';
 import { envelope } from './envelope.ts';
 import { errorMapper } from './errorMapping.ts';
 import { registerOperatorRoutes } from './operator.ts';
+import { answerParserRefusalsWithErrorBody } from './parserRefusals.ts';
 import { registerRequestLog } from './requestLog.ts';
 import { registerEndpoints } from './router.ts';
-
-/**
- * A request line or headers beyond Node's limit never reach hapi, which
- * answers with a bare 400. Give that case the contract's error body too;
- * every other client error stays with hapi's own handler.
- */
-function answerOversizedRequestsWithErrorBody(server: Hapi.Server): void {
-  const listener = server.listener;
-  const [hapiHandler] = listener.listeners('clientError') as ((error: Error & { code?: string }, socket: Duplex) => void)[];
-  listener.removeAllListeners('clientError');
-  listener.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
-    if (error.code !== 'HPE_HEADER_OVERFLOW' || !socket.writable) return hapiHandler?.(error, socket);
-    const body = JSON.stringify(envelope('/api/forum', false, { error: { code: 'invalid_request', message: 'the request line or headers are too large' } }));
-    socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-  });
-}
 
 function dependencyProbe(ctx: ApiContext, dependency: Dependency): () => Promise<unknown> {
   return dependency === 'postgres' ? () => ctx.orm.em.fork().execute('select 1') : () => ctx.redis.ping();
@@ -34,6 +19,9 @@ function dependencyProbe(ctx: ApiContext, dependency: Dependency): () => Promise
 
 export async function createApiServer(ctx: ApiContext): Promise<Hapi.Server> {
   const server = Hapi.server({
+    // Node answers an HTTP/1.1 request without exactly one Host header with a bare 400 that never reaches
+    // hapi; hapi routes without it, so such a request gets a real answer (or the contract's error body).
+    listener: createServer({ requireHostHeader: false }),
     port: ctx.settings.port,
     host: ctx.settings.host,
     router: { stripTrailingSlash: true },
@@ -46,7 +34,7 @@ export async function createApiServer(ctx: ApiContext): Promise<Hapi.Server> {
   server.ext('onPreResponse', errorMapper((dependency, error) => ctx.health.reportFailure(dependency, error, dependencyProbe(ctx, dependency))));
   // After the error mapper, so the request id lands on the response that leaves.
   await registerRequestLog(server, ctx.logger, ctx.metrics);
-  answerOversizedRequestsWithErrorBody(server);
+  answerParserRefusalsWithErrorBody(server.listener);
   await registerOperatorRoutes(server, ctx);
 
   const endpoints = forumEndpoints(ctx.settings);

@@ -5,8 +5,8 @@ export type { Logger };
 
 /**
  * One JSON logger per process (or per app in tests, which pass their own
- * destination). Secrets never reach it: request lines carry redacted URLs
- * (see http/requestLog.ts) and the redact paths below are a second guard.
+ * destination). Secrets never reach it: request lines carry URLs reduced to what may
+ * be logged (see loggableUrl.ts) and the redact paths below are a second guard.
  */
 export function createLogger(settings: Pick<Settings, 'logLevel'>, destination?: DestinationStream): Logger {
   const options = {
@@ -16,9 +16,4 @@ export function createLogger(settings: Pick<Settings, 'logLevel'>, destination?:
     redact: { paths: ['req.headers.authorization', 'headers.authorization', 'accessToken', '*.accessToken', 'access_token', '*.access_token'], censor: '[REDACTED]' },
   };
   return destination ? pino(options, destination) : pino(options);
-}
-
-/** `access_token=...` in a URL (GET may carry the token there) becomes `access_token=[REDACTED]`. */
-export function redactUrl(url: string): string {
-  return url.replace(/([?&]access_token=)[^&#]*/gi, '$1[REDACTED]');
 }

@@ -62,9 +62,10 @@ export class ReplyListener {
     }
   }
 
+  /** Called from the subscriber's event emitter: a message it cannot read is dropped (its waiter times out and looks the result up), never thrown. */
   private deliver(message: string): void {
-    const { commandId, result } = JSON.parse(message) as { commandId: string; result: CommandResult };
-    this.settle(commandId, result);
+    const reply = decodeReply(message);
+    if (reply) this.settle(reply.commandId, reply.result);
   }
 
   async stop(): Promise<void> {
@@ -75,4 +76,13 @@ export class ReplyListener {
 
 export function encodeReply(commandId: string, result: CommandResult): string {
   return JSON.stringify({ commandId, result });
+}
+
+function decodeReply(message: string): { commandId: string; result: CommandResult } | null {
+  try {
+    const reply = JSON.parse(message) as { commandId?: unknown; result?: unknown };
+    return typeof reply.commandId === 'string' && typeof reply.result === 'object' && reply.result !== null ? (reply as { commandId: string; result: CommandResult }) : null;
+  } catch {
+    return null;
+  }
 }
