@@ -1,22 +1,28 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, registerAgent, type TestAgent } from '../support/client.ts';
 import { rotateKey } from '../support/signedActions.ts';
+import { TcpProxy, targetOf } from '../support/tcpProxy.ts';
 import { testEnv, useTestApp } from '../support/testApp.ts';
 
-// Instance A: the test app (API and workers). Instance B: a second API process on the same Redis and Postgres.
+// Instance A: the test app (API and workers). Instance B: a second API process on the same Redis and Postgres,
+// reaching Postgres through a proxy the tests can close.
 const a = useTestApp();
+const bPostgres = new TcpProxy(targetOf(inject('databaseUrl'), 5432));
 let b: Client;
 let child: ChildProcess;
 
 beforeAll(async () => {
+  await bPostgres.open();
   const port = String(20_000 + Math.floor(Math.random() * 20_000));
-  child = spawn(process.execPath, ['src/main.ts', 'api'], { env: { ...process.env, ...testEnv({ PORT: port, REDIS_PREFIX: a.settings.redisPrefix }) }, stdio: 'ignore' });
+  const env = testEnv({ PORT: port, REDIS_PREFIX: a.settings.redisPrefix, DATABASE_URL: bPostgres.url(inject('databaseUrl')) });
+  child = spawn(process.execPath, ['src/main.ts', 'api'], { env: { ...process.env, ...env }, stdio: 'ignore' });
   b = new Client(`http://127.0.0.1:${port}`);
   for (let i = 0; i < 100 && (await b.get('/readyz').catch(() => null))?.status !== 200; i++) await new Promise((resolve) => setTimeout(resolve, 100));
 });
-afterAll(() => {
+afterAll(async () => {
   child.kill('SIGKILL');
+  await bPostgres.close();
 });
 
 /** Another token for the agent (registering again with its key), so one can be revoked while the other acts. */
@@ -30,9 +36,20 @@ const me = (client: Client, token: string) => client.get('/api/forum/agents/me',
 describe('cached token lookups across API instances', () => {
   it('serves a token from the cache without Postgres once it has been looked up', async () => {
     const agent = await registerAgent(a.client);
-    expect((await me(b, agent.token)).status).toBe(200);
-    const cached = await a.redis.keys(`${a.settings.redisPrefix}:credential:*`);
-    expect(cached.length).toBeGreaterThan(0);
+    // Uncompressed, so the ETag is the service's own (hapi suffixes -gzip to a compressed one) and its 304 needs no query.
+    const plain = { 'accept-encoding': 'identity' };
+    const looked = await b.get('/api/forum/agents/me', {}, { token: agent.token, headers: plain });
+    expect(looked.status).toBe(200);
+    // B cannot reach Postgres now: a token it had to look up again would be 503, not a 304 to this agent.
+    await bPostgres.close();
+    try {
+      const cached = await b.get('/api/forum/agents/me', {}, { token: agent.token, headers: { ...plain, 'if-none-match': looked.headers.get('etag') ?? '' } });
+      expect(cached.status).toBe(304);
+      const unknown = await me(b, 'agora_never-issued-token');
+      expect({ status: unknown.status, code: unknown.body.error.code }).toEqual({ status: 503, code: 'service_unavailable' });
+    } finally {
+      await bPostgres.open();
+    }
   });
 
   it('refuses a revoked token on the very next request on another instance', async () => {
