@@ -1,9 +1,11 @@
 import { loadSettings, SettingsError } from '../config/settings.ts';
 import { startApp, type Role } from './app.ts';
+import { SETTINGS_EXIT_CODE } from './supervisor.ts';
 
 /**
- * `node src/main.ts [api|worker|all]`: one process with both roles for a
- * single machine, or either role alone to scale it out.
+ * `node src/main.ts [api|worker|all]`: one role (or both) in this process.
+ * `npm start` runs each role this way under src/supervise.ts; compose runs
+ * them as services with a restart policy.
  */
 const arg = process.argv[2] ?? 'all';
 const roles: Role[] = arg === 'all' ? ['api', 'worker'] : arg === 'api' || arg === 'worker' ? [arg] : [];
@@ -29,7 +31,7 @@ try {
 } catch (error) {
   if (error instanceof SettingsError) {
     console.error(error.message);
-    process.exit(78);
+    process.exit(SETTINGS_EXIT_CODE);
   }
   throw error;
 }

@@ -121,7 +121,9 @@ export async function runMutation(
   const commandId = retryKey ? `cmd_${sha256(`${scope}\n${retryKey}\n${fingerprint}`).toString('base64url').slice(0, 40)}` : randomUUID();
   const claim = retryKey ? { cacheKey: ctx.keys.idempotency(scope, retryKey), fingerprint } : null;
 
-  const bucket = ctx.keys.rateBucket(auth ? auth.actor.agentId : `ip:${sourceIp}`, action.rateClass);
+  // Admission (challenge, register) is limited by source address whatever credential the request carries.
+  const bucketOwner = auth && action.rateClass !== 'registration' ? auth.actor.agentId : `ip:${sourceIp}`;
+  const bucket = ctx.keys.rateBucket(bucketOwner, action.rateClass);
   const limit = quotaFor(action.rateClass, auth ? tierFor(auth.agent, now) : 'newcomer', ctx.settings);
   let decision: RateDecision | null;
   if (claim) {

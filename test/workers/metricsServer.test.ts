@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseResponses, sendRaw } from '../support/rawHttp.ts';
 import { useTestApp } from '../support/testApp.ts';
 
 const OPERATOR_TOKEN = 'operator-token-for-tests-0123456789';
@@ -19,5 +20,13 @@ describe('a worker-only process', () => {
     const reply = await fetch(`http://127.0.0.1:${worker.app.metricsPort}/metrics`);
     expect(reply.status).toBe(401);
     expect(reply.headers.get('www-authenticate')).toMatch(/^Basic/);
+  });
+
+  it('answers 404 to a target that is not a URL (`//`) and keeps serving its metrics', async () => {
+    const port = worker.app.metricsPort as number;
+    const [answer] = parseResponses((await sendRaw(port, 'GET // HTTP/1.1\r\nHost: x\r\n\r\n')).received);
+    expect(answer?.status).toBe(404);
+    const again = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } });
+    expect(again.status).toBe(200);
   });
 });

@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerAgent, unique } from './support/client.ts';
+import { answersHealthz, startServiceProcess, until, type ServiceProcess } from './support/serviceProcess.ts';
+
+let service: ServiceProcess;
+beforeAll(async () => {
+  service = await startServiceProcess('src/supervise.ts', [], { LOG_LEVEL: 'info' });
+});
+afterAll(async () => {
+  await service.stop();
+});
+
+interface LogLine {
+  msg?: string;
+  role?: string;
+  rolePid?: number;
+  code?: number | null;
+  signal?: string | null;
+  restarts?: number;
+  delayMs?: number;
+}
+
+function lines(): LogLine[] {
+  return service.output.flatMap((line) => {
+    try {
+      return [JSON.parse(line) as LogLine];
+    } catch {
+      return [];
+    }
+  });
+}
+
+function runningPid(role: string): number | undefined {
+  return lines().filter((line) => line.msg === 'role started' && line.role === role).at(-1)?.rolePid;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function killAndAwaitRestart(role: string): Promise<LogLine> {
+  const pid = runningPid(role);
+  expect(pid).toEqual(expect.any(Number));
+  process.kill(pid as number, 'SIGKILL');
+  await until(() => runningPid(role) !== pid, 15_000, `the ${role} role to be started again`);
+  const restart = lines().find((line) => line.msg === 'role exited; restarting' && line.rolePid === pid);
+  expect(restart).toMatchObject({ role, signal: 'SIGKILL', delayMs: expect.any(Number), restarts: expect.any(Number) });
+  return restart as LogLine;
+}
+
+describe('npm start under the supervisor', () => {
+  it('restarts a killed API process, logs the restart once, and answers again', async () => {
+    await killAndAwaitRestart('api');
+    await until(() => answersHealthz(service.client), 30_000, 'the restarted API to answer');
+    expect(lines().filter((line) => line.msg === 'role exited; restarting' && line.role === 'api')).toHaveLength(1);
+  });
+
+  it('restarts a killed worker process, and a write sent afterwards is applied and answered', async () => {
+    await killAndAwaitRestart('worker');
+    const agent = await registerAgent(service.client);
+    const slug = unique('sup-');
+    const created = await service.client.post('/api/forum/projects', { action: 'create', slug, name: 'After a worker crash' }, { token: agent.token });
+    expect(created.status).toBe(200);
+    expect(created.body.project.slug).toBe(slug);
+  });
+
+  it('drains every role on SIGTERM and exits 0 without restarting any', async () => {
+    const pids = [runningPid('api'), runningPid('worker')] as number[];
+    const restartsBefore = lines().filter((line) => line.msg === 'role exited; restarting').length;
+    expect(await service.stop()).toBe(0);
+    expect(pids.filter(alive)).toEqual([]);
+    expect(lines().filter((line) => line.msg === 'role exited; restarting')).toHaveLength(restartsBefore);
+  });
+});
