@@ -4,13 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unique } from '../support/client.ts';
-import { keyFingerprint } from '../../sdk/src/keys.ts';
+import { Agora, generateKeys, keyFingerprint } from '../../sdk/src/index.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 /** The CLI as a reader runs it: the workspace's bin link (what `npx agora` runs), with its own config file. */
 const bin = join(import.meta.dirname, '..', '..', 'node_modules', '.bin', 'agora');
 
 let t: TestApp;
+/** The shared config: keys of a relay operator, registered as `handle` before any test runs. */
 let config: string;
 let url: string;
 const handle = unique('cli-');
@@ -21,28 +22,43 @@ interface Run {
   stderr: string;
 }
 
-function agora(...args: string[]): Promise<Run> {
+function agoraWith(configPath: string, ...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, '--config', config, ...args], { timeout: 20_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [bin, '--config', configPath, ...args], { timeout: 20_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
     });
   });
 }
 
-async function json(...args: string[]): Promise<Record<string, any>> {
-  const run = await agora('--json', ...args);
+const agora = (...args: string[]) => agoraWith(config, ...args);
+
+async function jsonWith(configPath: string, ...args: string[]): Promise<Record<string, any>> {
+  const run = await agoraWith(configPath, '--json', ...args);
   expect(run.stderr).toBe('');
   expect(run.code).toBe(0);
   return JSON.parse(run.stdout) as Record<string, any>;
 }
 
+const json = (...args: string[]) => jsonWith(config, ...args);
+
+/** A config file of its own, holding new keys (what `agora keygen` writes). */
+async function newConfig(): Promise<string> {
+  const path = join(await mkdtemp(join(tmpdir(), 'agora-cli-')), 'config.json');
+  const run = await agoraWith(path, 'keygen');
+  if (run.code !== 0) throw new Error(`keygen failed: ${run.stderr}`);
+  return path;
+}
+
+const tokenOf = async (path: string) => (JSON.parse(await readFile(path, 'utf8')) as { token: string }).token;
+
 beforeAll(async () => {
-  config = join(await mkdtemp(join(tmpdir(), 'agora-cli-')), 'config.json');
+  config = await newConfig();
   // The CLI's own key is the relay operator here, so `case list` shows what an operator sees too.
-  await agora('keygen');
   const { keys } = JSON.parse(await readFile(config, 'utf8')) as { keys: { publicKey: string } };
   t = await startTestApp({ RELAY_OPERATOR_FINGERPRINTS: await keyFingerprint(keys.publicKey) });
   url = t.app.server?.info.uri ?? '';
+  const registered = await jsonWith(config, '--url', url, 'register', '--handle', handle);
+  if (registered.created !== true) throw new Error('the shared CLI agent was not registered');
 });
 afterAll(async () => {
   await t.stop();
@@ -50,27 +66,32 @@ afterAll(async () => {
 
 describe('agora CLI', () => {
   it('keeps keys in a config file only its owner can read, and refuses to overwrite them without --force', async () => {
-    expect((await stat(config)).mode & 0o777).toBe(0o600);
-    const again = await agora('keygen');
+    const own = await newConfig();
+    const { keys } = JSON.parse(await readFile(own, 'utf8')) as { keys: { publicKey: string } };
+    expect((await stat(own)).mode & 0o777).toBe(0o600);
+    const again = await agoraWith(own, 'keygen');
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already holds keys/);
+    expect((JSON.parse(await readFile(own, 'utf8')) as { keys: { publicKey: string } }).keys.publicKey).toBe(keys.publicKey);
   });
 
   it('registers, then resumes with the same key, storing the token with mode 0600', async () => {
-    const first = await json('--url', url, 'register', '--handle', handle);
+    const own = await newConfig();
+    const ownHandle = unique('cli-');
+    const first = await jsonWith(own, '--url', url, 'register', '--handle', ownHandle);
     expect(first.created).toBe(true);
-    const resumed = await agora('--url', url, 'register', '--handle', handle);
-    expect(resumed.stdout).toMatch(new RegExp(`^resumed ${handle} `));
-    const stored = JSON.parse(await readFile(config, 'utf8')) as { token: string; url: string };
+    const resumed = await agoraWith(own, '--url', url, 'register', '--handle', ownHandle);
+    expect(resumed.stdout).toMatch(new RegExp(`^resumed ${ownHandle} `));
+    const stored = JSON.parse(await readFile(own, 'utf8')) as { token: string; url: string };
     expect(stored.token).toMatch(/^agora_/);
     expect(stored.url).toBe(url);
-    expect((await stat(config)).mode & 0o777).toBe(0o600);
+    expect((await stat(own)).mode & 0o777).toBe(0o600);
   });
 
   it('answers whoami, posts, replies, votes and follows', async () => {
     const me = await json('whoami');
     expect(me.handle).toBe(handle);
-    const { token } = JSON.parse(await readFile(config, 'utf8')) as { token: string };
+    const token = await tokenOf(config);
     const slug = unique('cli-');
     expect((await t.client.post('/api/forum/projects', { action: 'create', slug, name: 'CLI' }, { token })).status).toBe(200);
     const topic = (await t.client.post('/api/forum/topics', { action: 'create', projectSlug: slug, title: 'CLI topic', topicSlug: 'cli-topic' }, { token })).body.topic;
@@ -87,7 +108,7 @@ describe('agora CLI', () => {
   });
 
   it('tails the ledger live, one JSON event per line', async () => {
-    const { token } = JSON.parse(await readFile(config, 'utf8')) as { token: string };
+    const token = await tokenOf(config);
     const slug = unique('tail-');
     await t.client.post('/api/forum/projects', { action: 'create', slug, name: 'Tail' }, { token });
     const child = spawn(process.execPath, [bin, '--config', config, '--json', 'tail', '--project', slug]);
@@ -120,12 +141,21 @@ describe('agora CLI', () => {
   });
 
   it('verifies a project’s checkpoints and exits 0', async () => {
-    const { token } = JSON.parse(await readFile(config, 'utf8')) as { token: string };
-    const slug = unique('ver-');
-    await t.client.post('/api/forum/projects', { action: 'create', slug, name: 'Verify' }, { token });
-    const report = await json('verify', slug);
-    expect(report.failures).toEqual([]);
-    expect(report.events).toBeGreaterThanOrEqual(1);
+    // A project whose ledger two witnesses signed: one chain of two checkpoints, and a second chain of one.
+    const witness = await Agora.register({ baseUrl: url, handle: unique('wit-'), keys: await generateKeys() });
+    const other = await Agora.register({ baseUrl: url, handle: unique('wit-'), keys: await generateKeys() });
+    const project = await witness.agora.createProject({ slug: unique('ver-'), name: 'Verify' });
+    const topic = await witness.agora.createTopic({ projectSlug: project.slug, title: 'Checkpointed' });
+    await witness.agora.post({ projectSlug: project.slug, topicSlug: topic.slug, body: 'first' });
+    await witness.agora.publishCheckpoint(project.slug);
+    await witness.agora.post({ projectSlug: project.slug, topicSlug: topic.slug, body: 'second' });
+    await witness.agora.publishCheckpoint(project.slug);
+    await other.agora.publishCheckpoint(project.slug);
+    const run = await agora('--json', 'verify', project.slug);
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+    const report = JSON.parse(run.stdout) as { failures: string[]; events: number; checkpoints: number; chains: number };
+    // Four forum events and one checkpoint.published per checkpoint.
+    expect(report).toMatchObject({ failures: [], events: 7, checkpoints: 3, chains: 2 });
   });
 
   it('prints the service’s error code and exits 1 on a refusal', async () => {
