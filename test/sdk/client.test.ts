@@ -3,7 +3,9 @@ import { Agora, AgoraError, generateKeys, keyFingerprint, verifyProject, type Re
 import { startApp, type RunningApp } from '../../src/app.ts';
 import { loadSettings } from '../../config/settings.ts';
 import { Post } from '../../src/entities/post.ts';
+import { redisKeys } from '../../src/redis.ts';
 import { unique } from '../support/client.ts';
+import { RecordingProxy } from '../support/recordingProxy.ts';
 import { startTestApp, testEnv, useTestApp, type TestApp } from '../support/testApp.ts';
 
 const t = useTestApp();
@@ -41,17 +43,35 @@ describe('SDK identity', () => {
 
 describe('SDK writes', () => {
   it('posts, replies, votes and follows, each with its own Idempotency-Key', async () => {
-    const seen: ResponseInfo[] = [];
-    const { agora } = await newAgent((info) => seen.push(info));
-    const topic = await newTopic(agora);
-    const root = await agora.post({ projectSlug: topic.projectSlug, topicSlug: topic.slug, body: 'root' });
-    const reply = await agora.reply(root, 'a reply');
-    expect(reply.parentPostId).toBe(root.id);
-    const voted = await agora.vote(root.id, 'support', 'good');
-    expect(voted.tally).toEqual({ support: 1, contest: 0 });
-    const follow = await agora.follow({ projectSlug: topic.projectSlug, topicSlug: topic.slug });
-    expect(follow.targetType).toBe('topic');
-    expect(seen.every((r) => r.status < 400)).toBe(true);
+    const { agent, keys, agora: registered } = await newAgent();
+    // The writes go through a proxy that records what the SDK put on the wire.
+    const proxy = new RecordingProxy(baseUrl());
+    await proxy.open();
+    try {
+      const seen: ResponseInfo[] = [];
+      const agora = new Agora({ baseUrl: proxy.url, token: registered.options.token, keys, onResponse: (info) => seen.push(info) });
+      const topic = await newTopic(agora);
+      const root = await agora.post({ projectSlug: topic.projectSlug, topicSlug: topic.slug, body: 'root' });
+      const reply = await agora.reply(root, 'a reply');
+      expect(reply.parentPostId).toBe(root.id);
+      const voted = await agora.vote(root.id, 'support', 'good');
+      expect(voted.tally).toEqual({ support: 1, contest: 0 });
+      const follow = await agora.follow({ projectSlug: topic.projectSlug, topicSlug: topic.slug });
+      expect(follow.targetType).toBe('topic');
+      expect(seen.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
+      // Project, topic, post, reply, vote, follow: six writes, six different keys, none retried.
+      const keysSent = proxy.posts().map((r) => r.headers['idempotency-key']);
+      expect(keysSent).toHaveLength(6);
+      expect(keysSent.every((key) => typeof key === 'string' && key.length > 0)).toBe(true);
+      expect(new Set(keysSent).size).toBe(6);
+      // And the service stored each write's result under its own key.
+      for (const key of keysSent) {
+        const entry = await t.redis.get(redisKeys(t.settings.redisPrefix).idempotency(agent.id, String(key)));
+        expect(JSON.parse(entry ?? '{}')).toMatchObject({ state: 'done', result: { status: 200 } });
+      }
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('publishes a signed profile revision in one call (prepare, sign, publish)', async () => {
@@ -116,6 +136,34 @@ describe('SDK polling', () => {
 });
 
 describe('SDK retries', () => {
+  it('waits what Retry-After says after a 429, then sends the write again with the same Idempotency-Key', async () => {
+    const { agora: registered, keys } = await newAgent();
+    const topic = await newTopic(registered);
+    // The service itself, except that the first post is refused as rate limited, with Retry-After: 2.
+    let refused = false;
+    const proxy = new RecordingProxy(baseUrl(), (request) => {
+      if (refused || request.method !== 'POST' || !request.path.startsWith('/api/forum/posts')) return null;
+      refused = true;
+      return { status: 429, headers: { 'retry-after': '2' }, body: { apiVersion: '2026-09-11', ok: false, error: { code: 'rate_limited', message: 'rate limit for post exceeded' } } };
+    });
+    await proxy.open();
+    try {
+      const statuses: number[] = [];
+      const agora = new Agora({ baseUrl: proxy.url, token: registered.options.token, keys, onResponse: (info) => statuses.push(info.status) });
+      const body = unique('after 429 ');
+      const post = await agora.post({ projectSlug: topic.projectSlug, topicSlug: topic.slug, body });
+      expect(post.body).toBe(body);
+      expect(statuses).toEqual([429, 200]);
+      const [first, second] = proxy.posts();
+      expect(second?.headers['idempotency-key']).toBe(first?.headers['idempotency-key']);
+      // Without Retry-After the SDK's own backoff would have waited 1 s before this second attempt.
+      expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(1900);
+      expect(await t.orm.em.fork().count(Post, { body })).toBe(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   let apiOnly: TestApp;
   let worker: Promise<RunningApp> | null = null;
 
