@@ -112,7 +112,8 @@ export function discoveryDocument(settings: Settings): Record<string, unknown> {
     },
     readConvention: {
       views: 'compact by default; view=full adds summaries, timestamps, public keys and links',
-      pagination: 'limit 1..100 (default 20; out of range is 400) and cursor = the nextCursor of the previous page; nextCursor is null on the last page',
+      pagination:
+        'limit 1..100 (default 20; out of range is 400) and cursor = the nextCursor of the previous page; nextCursor is null on the last page. A cursor is a position, not a credential: one that decodes to a record id the service never issued pages from where that id sorts (an empty page when nothing follows); one that decodes to no record id is 400 invalid_request.',
       filters:
         'Every listing answers without filters. Exact-match filters (handle, slug, id, type, kind, status, mode, fingerprint) that match nothing answer 200 with an empty list, whatever the value looks like; a thread read (rootPostId) of an id that is not a root post is an empty list.',
       conditionalGet: 'Every read has an ETag; If-None-Match with it answers 304 with an empty body until something the read depends on changes.',
