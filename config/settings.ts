@@ -34,6 +34,11 @@ export interface Settings {
   metricsPort: number;
   /** How often a worker deletes command results and spent nonces past the 24 h retry window. */
   pruneIntervalMs: number;
+  /**
+   * After SIGTERM the API answers /readyz 503 at once but keeps serving this
+   * long, so a load balancer stops sending before the listener closes.
+   */
+  drainGraceMs: number;
 }
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -62,6 +67,7 @@ const schema = Joi.object({
   OPERATOR_TOKEN: Joi.string().min(16).max(256).allow(''),
   METRICS_PORT: Joi.number().integer().min(0).max(65535).default(9091),
   PRUNE_INTERVAL_MS: Joi.number().integer().min(1000).default(3_600_000),
+  DRAIN_GRACE_MS: Joi.number().integer().min(0).max(120_000).default(5000),
 }).unknown(true);
 
 export class SettingsError extends Error {}
@@ -93,5 +99,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     operatorToken: value.OPERATOR_TOKEN ? String(value.OPERATOR_TOKEN) : null,
     metricsPort: value.METRICS_PORT,
     pruneIntervalMs: value.PRUNE_INTERVAL_MS,
+    drainGraceMs: value.DRAIN_GRACE_MS,
   };
 }

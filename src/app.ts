@@ -8,6 +8,7 @@ import { startPruner, type Pruner } from '../workers/pruner.ts';
 import type { ApiContext, Runtime } from './context.ts';
 import { migrate, openOrm, type Orm } from './db/orm.ts';
 import { ProcessedCommand } from './entities/processedCommand.ts';
+import { drainAndStop } from './http/drain.ts';
 import { createApiServer } from './http/server.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { Metrics, type OutboxLag } from './observability/metrics.ts';
@@ -95,7 +96,7 @@ async function startApiRole(runtime: Runtime): Promise<{ server: Server; stop: (
   return {
     server,
     stop: async () => {
-      await server.stop({ timeout: settings.commandTimeoutMs + 1000 });
+      await drainAndStop(server, settings.drainGraceMs, settings.commandTimeoutMs + 1000);
       await replies.stop();
       await dispatcher.close();
       await closeRedis(redis);
@@ -133,7 +134,7 @@ export async function startApp(settings: Settings, roles: Role[], options: AppOp
     // Each step is bounded: a connection that hangs after an outage must not keep the process from exiting.
     stop: async () => {
       const step = (name: string, work: Promise<unknown> | undefined, ms: number) => settleWithin(work ?? Promise.resolve(), ms, () => logger.warn({ step: name, ms }, 'shutdown step timed out; going on'));
-      await step('api', api?.stop(), settings.commandTimeoutMs + 2000);
+      await step('api', api?.stop(), settings.drainGraceMs + settings.commandTimeoutMs + 2000);
       await step('metrics listener', metricsListener?.close(), 2000);
       pruner?.close();
       await step('workers', workers?.close(), settings.workerLockMs);

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { ANY_OF, textArray } from '../src/db/statements.ts';
 import type { EventDraft } from '../src/commands/types.ts';
 import type { Command, CommandResult } from '../src/pipeline/command.ts';
+import { failpoint } from '../src/failpoints.ts';
 
 // What every path of a batch transaction shares: the result record, the locks taken first, the outbox row.
 
@@ -50,6 +51,7 @@ export async function lockAgents(em: EntityManager, commands: Command[]): Promis
 export async function lockBatch(em: EntityManager, commands: Command[]): Promise<void> {
   await lockPartitions(em, commands);
   await lockAgents(em, commands);
+  failpoint('batch-mid-transaction');
 }
 
 export function outboxRow(command: Command, event: EventDraft, now: Date) {

@@ -2,6 +2,7 @@ import { Queue, Worker, type Job } from 'bullmq';
 import type { Runtime } from '../src/context.ts';
 import type { Command, CommandBatch } from '../src/pipeline/command.ts';
 import { ProcessedCommand } from '../src/entities/processedCommand.ts';
+import { failpoint } from '../src/failpoints.ts';
 import { isConnectionError, outageOf } from '../src/observability/outages.ts';
 import { allPartitionQueueNames, queueCounts } from '../src/pipeline/partitions.ts';
 import { encodeReply } from '../src/pipeline/replies.ts';
@@ -60,7 +61,9 @@ export async function startCommandWorkers(runtime: Runtime): Promise<CommandWork
     metrics.batchSize.observe(job.data.commands.length);
     await ledgerMarks.markDirtyNow();
     const { executions, failures } = await executeBatch(orm.em, settings, job.data.commands, onRetry);
+    failpoint('batch-committed-before-reply');
     await deliver(executions);
+    failpoint('batch-replied-before-complete');
     stopTimer();
     for (const { command, outcome } of executions) metrics.commands.inc({ type: command.type, outcome });
     // Only the failed commands need another attempt; the rest will answer from processed_command.

@@ -6,6 +6,7 @@ import { discoveryDocument } from '../routes/forum/discovery.ts';
 import { forumEndpoints, forumOpenApi } from '../routes/forum/index.ts';
 import { registerRelay } from '../routes/relay/index.ts';
 import type { Dependency } from '../observability/outages.ts';
+import { registerDrain } from './drain.ts';
 import { envelope } from './envelope.ts';
 import { errorMapper } from './errorMapping.ts';
 import { registerOperatorRoutes } from './operator.ts';
@@ -34,6 +35,7 @@ export async function createApiServer(ctx: ApiContext): Promise<Hapi.Server> {
   server.ext('onPreResponse', errorMapper((dependency, error) => ctx.health.reportFailure(dependency, error, dependencyProbe(ctx, dependency))));
   // After the error mapper, so the request id lands on the response that leaves.
   await registerRequestLog(server, ctx.logger, ctx.metrics);
+  registerDrain(server);
   answerParserRefusalsWithErrorBody(server.listener);
   await registerOperatorRoutes(server, ctx);
 
@@ -52,6 +54,7 @@ export async function createApiServer(ctx: ApiContext): Promise<Hapi.Server> {
     method: 'GET',
     path: '/readyz',
     handler: async (_request, h) => {
+      if (server.app.draining) return h.response({ ok: false, draining: true }).code(503).header('Retry-After', '2');
       const checks: Record<string, boolean> = { postgres: false, redis: false, migrations: migrated };
       try {
         await ctx.orm.em.fork().execute('select 1');

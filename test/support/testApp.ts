@@ -27,6 +27,8 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
     RATE_LIMIT_SCALE: '100',
     LOG_LEVEL: 'silent',
     METRICS_PORT: '0',
+    // A test app has no balancer to wait for; the drain tests set their own grace.
+    DRAIN_GRACE_MS: '0',
     ...overrides,
   };
 }

@@ -1,8 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Project } from '../../src/entities/project.ts';
+import type { Failpoint } from '../../src/failpoints.ts';
+import { allPartitionQueueNames } from '../../src/pipeline/partitions.ts';
 import { registerAgent, unique, type Reply, type TestAgent } from '../support/client.ts';
 import { newTopic, type TestTopic } from '../support/forum.ts';
+import { until } from '../support/serviceProcess.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let t: TestApp;
@@ -10,12 +14,28 @@ let agents: TestAgent[];
 let topic: TestTopic;
 const children: ChildProcess[] = [];
 
-/** A worker role in its own OS process, so it can be killed with SIGKILL mid-job. */
-function spawnWorker(): ChildProcess {
-  const env = { ...process.env, DATABASE_URL: t.settings.databaseUrl, REDIS_URL: t.settings.redisUrl, REDIS_PREFIX: t.settings.redisPrefix, WORKER_LOCK_MS: '1000', LOG_LEVEL: 'silent', METRICS_PORT: '0' };
-  const child = spawn(process.execPath, ['src/main.ts', 'worker'], { env, stdio: 'ignore' });
+/** A worker role in its own OS process; with a failpoint armed it kills itself with SIGKILL there. */
+function spawnWorker(failpoint?: Failpoint): { child: ChildProcess; stderr: string[] } {
+  const env = { ...process.env, DATABASE_URL: t.settings.databaseUrl, REDIS_URL: t.settings.redisUrl, REDIS_PREFIX: t.settings.redisPrefix, WORKER_LOCK_MS: '1000', LOG_LEVEL: 'silent', METRICS_PORT: '0', AGORA_FAILPOINTS: failpoint ?? '' };
+  const child = spawn(process.execPath, ['src/main.ts', 'worker'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const stderr: string[] = [];
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
   children.push(child);
-  return child;
+  return { child, stderr };
+}
+
+/** True once no partition queue holds a job that is waiting, delayed or running: the next scenario starts clean. */
+async function queuesIdle(): Promise<boolean> {
+  const queues = allPartitionQueueNames(t.settings.partitions).map((name) => new Queue(name, { connection: t.redis, prefix: t.settings.redisPrefix }));
+  const counts = await Promise.all(queues.map((queue) => queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')));
+  await Promise.all(queues.map((queue) => queue.close()));
+  return counts.every((count) => Object.values(count).every((n) => n === 0));
+}
+
+/** Stops the healthy workers once they have run every job, so none is left for the next armed worker. */
+async function stopWorkersWhenIdle(): Promise<void> {
+  await until(queuesIdle, 30_000, 'the queues to be idle');
+  for (const child of children.splice(0)) child.kill('SIGKILL');
 }
 
 beforeAll(async () => {
@@ -23,7 +43,8 @@ beforeAll(async () => {
   agents = await Promise.all(Array.from({ length: 4 }, () => registerAgent(registrar.client)));
   topic = await newTopic(registrar.client);
   await registrar.stop();
-  t = await startTestApp({ COMMAND_TIMEOUT_MS: '5000' }, ['api']);
+  // API only: every command waits in the queue until a worker process takes it.
+  t = await startTestApp({ COMMAND_TIMEOUT_MS: '3000' }, ['api']);
 });
 afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');
@@ -31,74 +52,124 @@ afterAll(async () => {
 });
 
 interface Write {
-  slug: string;
+  index: number;
+  label: string;
   key: string;
   agent: TestAgent;
 }
 
+interface Crash {
+  writes: Write[];
+  /** Each write's reply as the process died (null: still waiting). */
+  atCrash: (Reply | null)[];
+  /** Each write's reply once a healthy worker ran and every client retried with its key until it had one. */
+  final: Reply[];
+  /** Each write's reply to one more retry with its key, after the final one. */
+  replays: Reply[];
+  /** Writes committed when the crashed worker died, read before any other worker ran. */
+  committedAtCrash: number;
+}
+
 /**
- * Writes retried with their own keys across a SIGKILLed worker; answers the
- * acknowledged ones after every write got its 200.
+ * Sends `count` writes with retry keys to a worker armed with `failpoint`; it
+ * dies at its first batch there. Then a healthy worker finishes the queue and
+ * every client retries with its own key until answered, as a real client would.
  */
-async function writeThroughACrash(send: (w: Write) => Promise<Reply>): Promise<{ writes: Write[]; acknowledged: Write[] }> {
-  const first = spawnWorker();
-  // A warm-up write answered by the new worker: on a busy machine a process can take longer to start than a command waits.
-  const warmUp = { slug: unique('crash-warm-'), key: unique('k'), agent: agents[0] as TestAgent };
-  for (let attempt = 0; attempt < 600 && (await send(warmUp)).status !== 200; attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
-  const writes = Array.from({ length: 40 }, (_, i) => ({ slug: unique('crash-'), key: unique('k'), agent: agents[i % agents.length] as TestAgent }));
+async function crashAt(failpoint: Failpoint, count: number, send: (w: Write) => Promise<Reply>, committed: (writes: Write[]) => Promise<number>): Promise<Crash> {
+  const armed = spawnWorker(failpoint);
+  const writes = Array.from({ length: count }, (_, i) => ({ index: i, label: unique('crash-'), key: unique('k'), agent: agents[i % agents.length] as TestAgent }));
+  const atCrash: (Reply | null)[] = writes.map(() => null);
+  const first = writes.map((w, i) => send(w).then((reply) => (atCrash[i] = reply)));
+  const [, signal] = await once(armed.child, 'exit');
+  expect(signal).toBe('SIGKILL');
+  expect(armed.stderr.join('')).toContain(`failpoint ${failpoint} reached`);
+  const committedAtCrash = await committed(writes);
+  // Replies published before the crash are on their way; let them land before judging what the crash left.
+  if (failpoint === 'batch-replied-before-complete') await until(() => atCrash.filter((r) => r?.status === 200).length >= committedAtCrash, 5000, 'the replies sent before the crash');
+  const snapshot = [...atCrash];
+  await Promise.all(first);
 
-  let answered = 0;
-  let settled = 0;
-  const firstReplies = writes.map((w) =>
-    send(w).then((reply) => {
-      settled++;
-      if (reply.status === 200) answered++;
-      return reply;
-    }),
-  );
-  // Kill once some writes are acknowledged and others are still in flight (never wait forever on a slow machine).
-  while (answered < 5 && settled < writes.length) await new Promise((resolve) => setTimeout(resolve, 5));
-  first.kill('SIGKILL');
-  const replies = await Promise.all(firstReplies);
   spawnWorker();
-
-  const acknowledged = writes.filter((_, i) => replies[i]?.status === 200);
-  expect(acknowledged.length).toBeGreaterThan(0);
-  // Every client retries with its own key until it gets its result (as a real client would, in parallel).
   const final = await Promise.all(
     writes.map(async (w, i) => {
-      let reply = replies[i] as Reply;
-      for (let attempt = 0; attempt < 300 && reply.status !== 200; attempt++) {
+      let reply = atCrash[i] as Reply;
+      // 5xx: not finished yet; 409 idempotency_in_progress: the first attempt is still held.
+      for (let attempt = 0; attempt < 300 && (reply.status >= 500 || reply.body?.error?.code === 'idempotency_in_progress'); attempt++) {
         await new Promise((resolve) => setTimeout(resolve, 100));
         reply = await send(w);
       }
       return reply;
     }),
   );
-  expect(final.map((r) => r.status)).toEqual(writes.map(() => 200));
-  // The next scenario starts with no worker of this one left.
-  for (const child of children.splice(0)) child.kill('SIGKILL');
-  return { writes, acknowledged };
+  const replays = await Promise.all(writes.map(send));
+  await stopWorkersWhenIdle();
+  return { writes, atCrash: snapshot, final, replays, committedAtCrash };
 }
 
-describe('a worker process killed mid-run', () => {
-  it('loses no acknowledged write and applies every retried write exactly once', async () => {
-    const { writes, acknowledged } = await writeThroughACrash((w) =>
-      t.client.post('/api/forum/projects', { action: 'create', slug: w.slug, name: 'Crash' }, { token: w.agent.token, headers: { 'idempotency-key': w.key } }),
-    );
-    const em = t.orm.em.fork();
-    for (const { slug } of acknowledged) expect(await em.count(Project, { slug })).toBe(1);
-    expect(await em.count(Project, { slug: { $in: writes.map((w) => w.slug) } })).toBe(writes.length);
+const sendPost = (w: Write) =>
+  t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: w.label }, { token: w.agent.token, headers: { 'idempotency-key': w.key } });
+
+async function postCounts(writes: Write[]): Promise<Map<string, number>> {
+  const rows = await t.orm.em.fork().execute<{ body: string; n: number }[]>('select body, count(*)::int as n from post where body in (?) group by body', [writes.map((w) => w.label)]);
+  return new Map(rows.map((row) => [row.body, row.n]));
+}
+const postsCommitted = async (writes: Write[]) => (await postCounts(writes)).size;
+
+/** Every write answered 200, stored exactly once, and its retry answers the same record. */
+async function expectEachPostOnceAndReplayed(crash: Crash): Promise<void> {
+  expect(crash.final.map((reply) => reply.status)).toEqual(crash.writes.map(() => 200));
+  const counts = await postCounts(crash.writes);
+  expect(crash.writes.map((w) => counts.get(w.label))).toEqual(crash.writes.map(() => 1));
+  expect(crash.replays.map((reply) => reply.body.post.id)).toEqual(crash.final.map((reply) => reply.body.post.id));
+  expect(crash.replays.every((reply) => reply.headers.get('idempotency-replayed') === 'true')).toBe(true);
+}
+
+describe('a worker process that dies at a named point of a batch of posts', () => {
+  it('dies mid-transaction with nothing committed, and every post is then applied once and answered to its retry', async () => {
+    const crash = await crashAt('batch-mid-transaction', 20, sendPost, postsCommitted);
+    expect(crash.committedAtCrash).toBe(0);
+    expect(crash.atCrash.filter((reply) => reply?.status === 200)).toEqual([]);
+    await expectEachPostOnceAndReplayed(crash);
   }, 120_000);
 
-  it('loses no acknowledged post of a set-based batch and applies every retried post exactly once', async () => {
-    // Every post goes to one project: one partition, so the kill lands on batches of posts.
-    const { writes, acknowledged } = await writeThroughACrash((w) =>
-      t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: w.slug }, { token: w.agent.token, headers: { 'idempotency-key': w.key } }),
-    );
-    const counts = await t.orm.em.fork().execute<{ body: string; n: number }[]>('select body, count(*)::int as n from post where body in (?) group by body', [writes.map((w) => w.slug)]);
-    expect(counts).toHaveLength(writes.length);
-    expect(counts.every((c) => c.n === 1)).toBe(true);
-    for (const { slug } of acknowledged) expect(counts.some((c) => c.body === slug)).toBe(true);
+  it('dies after its batch committed but before any reply, and the re-run answers from the recorded results without applying twice', async () => {
+    const crash = await crashAt('batch-committed-before-reply', 20, sendPost, postsCommitted);
+    expect(crash.committedAtCrash).toBeGreaterThan(0);
+    expect(crash.atCrash.filter((reply) => reply?.status === 200)).toEqual([]);
+    await expectEachPostOnceAndReplayed(crash);
+  }, 120_000);
+
+  it('dies after replying but before its job completed, and the job run again by another worker applies nothing twice', async () => {
+    const crash = await crashAt('batch-replied-before-complete', 20, sendPost, postsCommitted);
+    expect(crash.committedAtCrash).toBeGreaterThan(0);
+    expect(crash.atCrash.filter((reply) => reply?.status === 200).length).toBe(crash.committedAtCrash);
+    await expectEachPostOnceAndReplayed(crash);
+  }, 120_000);
+});
+
+describe('a worker process that dies after committing a batch with refusals in it', () => {
+  it('replays each command’s recorded result, the refusals too, and creates each project once', async () => {
+    const taken = unique('crash-taken-');
+    const owner = agents[0] as TestAgent;
+    const createTaken = () => t.client.post('/api/forum/projects', { action: 'create', slug: taken, name: 'Taken' }, { token: owner.token, headers: { 'idempotency-key': `taken-${taken}` } });
+    spawnWorker();
+    await until(async () => (await createTaken()).status === 200, 30_000, 'a healthy worker to create the taken project');
+    await stopWorkersWhenIdle();
+
+    // Every fourth write asks for the taken slug: a refusal sends its batch down the savepoint path.
+    const refused = (w: Write) => w.index % 4 === 0;
+    const send = (w: Write) => t.client.post('/api/forum/projects', { action: 'create', slug: refused(w) ? taken : w.label, name: 'Crash' }, { token: w.agent.token, headers: { 'idempotency-key': w.key } });
+    const projectsCommitted = async (writes: Write[]) => {
+      const rows = await t.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from project where slug in (?)', [writes.map((w) => w.label)]);
+      return rows[0]?.n ?? 0;
+    };
+    const crash = await crashAt('batch-committed-before-reply', 12, send, projectsCommitted);
+    expect(crash.committedAtCrash).toBeGreaterThan(0);
+    expect(crash.final.map((reply) => reply.status)).toEqual(crash.writes.map((w) => (refused(w) ? 409 : 200)));
+    expect(crash.replays.map((reply) => reply.status)).toEqual(crash.final.map((reply) => reply.status));
+    const fresh = crash.writes.filter((w) => !refused(w));
+    const rows = await t.orm.em.fork().execute<{ slug: string; n: number }[]>('select slug, count(*)::int as n from project where slug in (?) group by slug', [[taken, ...fresh.map((w) => w.label)]]);
+    expect(rows.map((row) => row.n)).toEqual(rows.map(() => 1));
+    expect(rows).toHaveLength(fresh.length + 1);
   }, 120_000);
 });
