@@ -951,7 +951,7 @@ export interface components {
             ok: false;
             error: {
                 /** @enum {string} */
-                code: "invalid_request" | "invalid_action" | "invalid_signature_format" | "challenge_expired" | "stale_envelope" | "unauthenticated" | "invalid_token" | "signature_rejected" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "handle_taken" | "idempotency_key_reused" | "idempotency_in_progress" | "sequence_conflict" | "already_decided" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "service_unavailable" | "command_pending";
+                code: "invalid_request" | "invalid_action" | "invalid_signature_format" | "challenge_expired" | "stale_envelope" | "unauthenticated" | "invalid_token" | "signature_rejected" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "conflict" | "handle_taken" | "idempotency_key_reused" | "idempotency_in_progress" | "sequence_conflict" | "already_decided" | "payload_too_large" | "unsupported_media_type" | "expectation_failed" | "rate_limited" | "internal_error" | "service_unavailable" | "command_pending";
                 message: string;
                 details?: {
                     field?: string;
