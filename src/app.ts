@@ -7,7 +7,6 @@ import { startMetricsServer, type MetricsListener } from '../workers/metricsServ
 import { startPruner, type Pruner } from '../workers/pruner.ts';
 import type { ApiContext, Runtime } from './context.ts';
 import { migrate, openOrm, type Orm } from './db/orm.ts';
-import { ProcessedCommand } from './entities/processedCommand.ts';
 import { drainAndStop } from './http/drain.ts';
 import { createApiServer } from './http/server.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
@@ -15,6 +14,7 @@ import { Metrics, type OutboxLag } from './observability/metrics.ts';
 import { DependencyHealth } from './observability/outages.ts';
 import { Dispatcher } from './pipeline/dispatcher.ts';
 import { ReplyListener } from './pipeline/replies.ts';
+import { findResult } from './pipeline/results.ts';
 import { closeRedis, connectRedis, redisKeys, redisReady, warnIfRedisMayEvict } from './redis.ts';
 import { CredentialCache } from './store/credentialCache.ts';
 import { EtagFingerprints } from './store/etagFingerprints.ts';
@@ -74,10 +74,7 @@ async function startApiRole(runtime: Runtime): Promise<{ server: Server; stop: (
     partitions: settings.partitions,
     timeoutMs: settings.commandTimeoutMs,
     replies,
-    findResult: async (commandId) => {
-      const row = await orm.em.fork().findOne(ProcessedCommand, { commandId });
-      return row ? { status: row.status, body: row.body } : null;
-    },
+    findResult: (commandId) => findResult(orm.em.fork(), commandId),
   });
   runtime.metrics.watchQueues(() => dispatcher.queueCounts());
   const ctx: ApiContext = {

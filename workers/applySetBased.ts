@@ -4,10 +4,10 @@ import { createFlags } from '../src/commands/batches/createFlags.ts';
 import { createPosts } from '../src/commands/batches/createPosts.ts';
 import { followTargets, unfollowTargets } from '../src/commands/batches/follows.ts';
 import type { Decision, LoadedRows, SetBasedHandler } from '../src/commands/batches/types.ts';
-import { ANY_OF, insertRows, readTogether, statement, textArray, writeTogether, type Statement } from '../src/db/statements.ts';
+import { insertRows, readTogether, writeTogether, type Statement } from '../src/db/statements.ts';
 import { OutboxEvent } from '../src/entities/outboxEvent.ts';
-import { ProcessedCommand } from '../src/entities/processedCommand.ts';
 import type { Command, CommandResult } from '../src/pipeline/command.ts';
+import { findResultsStatement, recordResultsStatement, resultsByCommand } from '../src/pipeline/results.ts';
 import { lockBatch, outboxRow, type Execution } from './batchTransaction.ts';
 
 /** Hot command types with a set-based path (src/commands/batches). */
@@ -28,12 +28,6 @@ function runsOf(commands: Command[]): { handler: SetBasedHandler; commands: Comm
   return runs;
 }
 
-interface ProcessedRow {
-  command_id: string;
-  status: number;
-  body: Record<string, unknown>;
-}
-
 /**
  * A batch of hot commands at a constant number of round trips, whatever its
  * size: the locks; the lookup of earlier runs together with the first run's
@@ -49,16 +43,16 @@ export async function applySetBased(root: EntityManager, commands: Command[]): P
     const now = new Date();
     // Each command once (a retry can land in the batch of its first attempt).
     const unique = [...new Map(commands.map((c) => [c.commandId, c])).values()];
-    const earlier = new Map<string, CommandResult>();
+    let earlier = new Map<string, CommandResult>();
     const decided = new Map<string, Decision>();
     let writes: Statement[] = [];
     for (const [index, run] of runsOf(unique).entries()) {
       let rows: LoadedRows;
       if (index === 0) {
         // After the locks, so that runs committed while we waited are seen (READ COMMITTED).
-        const processed = statement(`select command_id, status, body from processed_command where command_id = ${ANY_OF}`, [textArray(unique.map((c) => c.commandId))]);
+        const processed = findResultsStatement(unique.map((c) => c.commandId));
         const { processedCommands, ...loaded } = await readTogether(em, { ...run.handler.reads(run.commands, now), processedCommands: processed });
-        for (const row of processedCommands as ProcessedRow[]) earlier.set(row.command_id, { status: row.status, body: row.body });
+        earlier = resultsByCommand(processedCommands);
         rows = loaded;
       } else {
         await writeTogether(em, writes);
@@ -73,8 +67,7 @@ export async function applySetBased(root: EntityManager, commands: Command[]): P
     }
     const outbox = [...decided.values()].flatMap((d) => d.events.map((event) => outboxRow(d.command, event, now)));
     if (outbox.length > 0) writes.push(insertRows(em, OutboxEvent, outbox));
-    const processed = [...decided.values()].map((d) => ({ commandId: d.command.commandId, type: d.command.type, status: d.result.status, body: d.result.body, createdAt: now }));
-    if (processed.length > 0) writes.push(insertRows(em, ProcessedCommand, processed));
+    if (decided.size > 0) writes.push(recordResultsStatement(em, [...decided.values()], now));
     await writeTogether(em, writes);
     const answered = new Set<string>();
     return commands.map((command): Execution => {

@@ -1,11 +1,11 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Runtime } from '../src/context.ts';
 import type { Command, CommandBatch } from '../src/pipeline/command.ts';
-import { ProcessedCommand } from '../src/entities/processedCommand.ts';
 import { failpoint } from '../src/failpoints.ts';
 import { isConnectionError, outageOf } from '../src/observability/outages.ts';
 import { allPartitionQueueNames, queueCounts } from '../src/pipeline/partitions.ts';
 import { encodeReply } from '../src/pipeline/replies.ts';
+import { findResults, GAVE_UP } from '../src/pipeline/results.ts';
 import { redisKeys } from '../src/redis.ts';
 import { CredentialCache } from '../src/store/credentialCache.ts';
 import { EtagFingerprints } from '../src/store/etagFingerprints.ts';
@@ -76,16 +76,11 @@ export async function startCommandWorkers(runtime: Runtime): Promise<CommandWork
    * one that did not frees its retry key (nothing was applied) and answers 503 now.
    */
   const giveUp = async (commands: Command[]) => {
-    const em = orm.em.fork();
+    const recorded = await findResults(orm.em.fork(), commands.map((c) => c.commandId));
     for (const command of commands) {
-      const row = await em.findOne(ProcessedCommand, { commandId: command.commandId });
-      if (row) {
-        await redis.publish(command.replyTo, encodeReply(command.commandId, { status: row.status, body: row.body }));
-        continue;
-      }
-      if (command.idempotency) await idempotency.release(command.idempotency.cacheKey);
-      const result = { status: 503, body: { error: { code: 'service_unavailable', message: 'the command failed on every attempt; nothing was applied, retry later' } } };
-      await redis.publish(command.replyTo, encodeReply(command.commandId, result));
+      const result = recorded.get(command.commandId);
+      if (!result && command.idempotency) await idempotency.release(command.idempotency.cacheKey);
+      await redis.publish(command.replyTo, encodeReply(command.commandId, result ?? GAVE_UP));
     }
   };
 

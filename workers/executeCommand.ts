@@ -5,9 +5,9 @@ import { commandHandlers } from '../src/commands/index.ts';
 import type { CommandContext, CommandHandler, EventDraft } from '../src/commands/types.ts';
 import { requireActor } from '../src/commands/types.ts';
 import { OutboxEvent } from '../src/entities/outboxEvent.ts';
-import { ProcessedCommand } from '../src/entities/processedCommand.ts';
 import { ApiError } from '../src/errors.ts';
 import type { Command, CommandResult } from '../src/pipeline/command.ts';
+import { findResult, findResults, queueResult, recordResult, refusalResult } from '../src/pipeline/results.ts';
 import { applySetBased, takesSetBasedPath } from './applySetBased.ts';
 import { lockBatch, outboxRow, type Execution } from './batchTransaction.ts';
 
@@ -19,19 +19,10 @@ export interface Failure {
   error: Error;
 }
 
-function rejection(error: ApiError): CommandResult {
-  return { status: error.status, body: { error: error.toBody() } };
-}
-
 /** A refusal is recorded too (inside the batch transaction), so a re-run of the same command answers the same. */
 async function recordRejection(em: EntityManager, command: Command, error: ApiError): Promise<Execution> {
-  const result = rejection(error);
-  await em.execute('insert into processed_command (command_id, type, status, body, created_at) values (?, ?, ?, ?, now()) on conflict (command_id) do nothing', [
-    command.commandId,
-    command.type,
-    result.status,
-    JSON.stringify(result.body),
-  ]);
+  const result = refusalResult(error);
+  await recordResult(em, command, result, new Date());
   return { command, result, outcome: 'refused', touched: [] };
 }
 
@@ -59,7 +50,7 @@ async function runHandler(em: EntityManager, settings: Settings, command: Comman
   for (const event of events) {
     em.create(OutboxEvent, outboxRow(command, event, now));
   }
-  em.create(ProcessedCommand, { commandId: command.commandId, type: command.type, status: result.status, body: result.body, createdAt: now });
+  queueResult(em, command, result, now);
   return { result, touched: [...touched], expiredCredentials };
 }
 
@@ -71,8 +62,8 @@ async function runHandler(em: EntityManager, settings: Settings, command: Comman
 async function applyOne(outer: EntityManager, settings: Settings, command: Command): Promise<Execution> {
   // A separate statement after the partition locks: under READ COMMITTED its snapshot
   // sees a run of this command that committed while we waited for the lock.
-  const earlier = await outer.findOne(ProcessedCommand, { commandId: command.commandId });
-  if (earlier) return { command, result: { status: earlier.status, body: earlier.body }, outcome: 'replayed', touched: [] };
+  const earlier = await findResult(outer, command.commandId);
+  if (earlier) return { command, result: earlier, outcome: 'replayed', touched: [] };
   const handler = commandHandlers.get(command.type);
   if (!handler) return recordRejection(outer, command, new ApiError('invalid_action', `unknown command ${command.type}`));
   try {
@@ -111,12 +102,12 @@ async function applyOptimistically(root: EntityManager, settings: Settings, comm
   return root.fork().transactional(async (em) => {
     await lockBatch(em, commands);
     // After the locks, so that runs committed while we waited are seen (READ COMMITTED).
-    const earlier = new Map((await em.find(ProcessedCommand, { commandId: { $in: commands.map((c) => c.commandId) } })).map((row) => [row.commandId, row]));
+    const earlier = await findResults(em, commands.map((c) => c.commandId));
     const executions: Execution[] = [];
     for (const command of commands) {
       const seen = earlier.get(command.commandId);
       if (seen) {
-        executions.push({ command, result: { status: seen.status, body: seen.body }, outcome: 'replayed', touched: [] });
+        executions.push({ command, result: seen, outcome: 'replayed', touched: [] });
         continue;
       }
       const handler = commandHandlers.get(command.type);

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Statement } from '../../db/statements.ts';
 import type { ApiError } from '../../errors.ts';
 import type { Command, CommandResult } from '../../pipeline/command.ts';
+import { refusalResult } from '../../pipeline/results.ts';
 import type { EventDraft } from '../types.ts';
 
 /**
@@ -43,5 +44,5 @@ export interface SetBasedHandler {
 
 /** A command the fold refuses: its error answer, recorded like any other result, and nothing else. */
 export function refusal(command: Command, error: ApiError): Decision {
-  return { command, result: { status: error.status, body: { error: error.toBody() } }, outcome: 'refused', events: [], touched: [] };
+  return { command, result: refusalResult(error), outcome: 'refused', events: [], touched: [] };
 }

@@ -1,0 +1,73 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ANY_OF, insertRows, statement, textArray, type Statement } from '../db/statements.ts';
+import { ProcessedCommand } from '../entities/processedCommand.ts';
+import { ApiError } from '../errors.ts';
+import type { Command, CommandResult } from './command.ts';
+
+/**
+ * The one owner of command results, as hapi's failAction owns errors: how a
+ * refusal becomes a result, the answer to a command that failed on every
+ * attempt, and how results are recorded in processed_command (the record
+ * that makes a command apply once) and found again.
+ */
+
+/** A refused command's result: its error, recorded and replayed like any other answer. */
+export function refusalResult(error: ApiError): CommandResult {
+  return { status: error.status, body: { error: error.toBody() } };
+}
+
+/** The answer to a command that failed on every attempt and committed nothing. */
+export const GAVE_UP: CommandResult = refusalResult(new ApiError('service_unavailable', 'the command failed on every attempt; nothing was applied, retry later'));
+
+interface ResultRow {
+  command_id: string;
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** The statement that finds earlier results of these commands (for a batch's grouped reads). */
+export function findResultsStatement(commandIds: string[]): Statement {
+  return statement(`select command_id, status, body from processed_command where command_id = ${ANY_OF}`, [textArray(commandIds)]);
+}
+
+/** The rows of findResultsStatement, by command id. */
+export function resultsByCommand(rows: unknown[]): Map<string, CommandResult> {
+  return new Map((rows as ResultRow[]).map((row) => [row.command_id, { status: row.status, body: row.body }]));
+}
+
+/** Earlier results of these commands, by command id (one statement). */
+export async function findResults(em: EntityManager, commandIds: string[]): Promise<Map<string, CommandResult>> {
+  if (commandIds.length === 0) return new Map();
+  const { sql, params } = findResultsStatement(commandIds);
+  return resultsByCommand(await em.execute(sql, params));
+}
+
+/** A command's recorded result, or null when it has not committed. */
+export async function findResult(em: EntityManager, commandId: string): Promise<CommandResult | null> {
+  return (await findResults(em, [commandId])).get(commandId) ?? null;
+}
+
+function row(command: Command, result: CommandResult, now: Date) {
+  return { commandId: command.commandId, type: command.type, status: result.status, body: result.body, createdAt: now };
+}
+
+/** Queues the record in `em`'s unit of work: it commits with the command's own changes, at their flush. */
+export function queueResult(em: EntityManager, command: Command, result: CommandResult, now: Date): void {
+  em.create(ProcessedCommand, row(command, result, now));
+}
+
+/** The records of many commands as one insert statement (the set-based batch's grouped writes). */
+export function recordResultsStatement(em: EntityManager, entries: { command: Command; result: CommandResult }[], now: Date): Statement {
+  return insertRows(em, ProcessedCommand, entries.map(({ command, result }) => row(command, result, now)));
+}
+
+/** Records a result now, outside any unit of work: a refusal after its savepoint rolled back. */
+export async function recordResult(em: EntityManager, command: Command, result: CommandResult, now: Date): Promise<void> {
+  await em.execute('insert into processed_command (command_id, type, status, body, created_at) values (?, ?, ?, ?, ?) on conflict (command_id) do nothing', [
+    command.commandId,
+    command.type,
+    result.status,
+    JSON.stringify(result.body),
+    now,
+  ]);
+}
