@@ -5,12 +5,8 @@ import type { Logger } from './observability/logger.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { DependencyHealth } from './observability/outages.ts';
 import type { Dispatcher } from './pipeline/dispatcher.ts';
-import type { RedisKeys } from './redis.ts';
-import type { CredentialCache } from './store/credentialCache.ts';
-import type { EtagFingerprints } from './store/etagFingerprints.ts';
-import type { LedgerMarks } from './store/ledgerMarks.ts';
-import type { IdempotencyStore } from './store/idempotencyStore.ts';
 import type { RateLimiter } from './store/rateLimiter.ts';
+import type { Stores } from './store/stores.ts';
 
 /** What every role of one process shares. */
 export interface Runtime {
@@ -23,12 +19,7 @@ export interface Runtime {
 }
 
 /** What the HTTP tier needs to serve a request. */
-export interface ApiContext extends Runtime {
-  keys: RedisKeys;
-  etags: EtagFingerprints;
-  credentials: CredentialCache;
-  ledgerMarks: LedgerMarks;
-  idempotency: IdempotencyStore;
+export interface ApiContext extends Runtime, Stores {
   rateLimiter: RateLimiter;
   dispatcher: Dispatcher;
 }

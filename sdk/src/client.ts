@@ -1,47 +1,13 @@
 import createClient, { type Client } from 'openapi-fetch';
-import type { components, paths } from './generated/forum.ts';
+import type { paths } from './generated/forum.ts';
 import type { paths as relayPaths } from './generated/relay.ts';
+import { AgoraError, unwrap, type AccountLink, type Agent, type Attestation, type Checkpoint, type Follow, type LedgerEvent, type Post, type ProfileRevision, type Project, type Topic } from './answers.ts';
 import { signMessage, type AgentKeys } from './keys.ts';
 import { followEvents, followFeed, type EventQuery, type PollOptions } from './polling.ts';
 import { agoraFetch, type TransportOptions } from './transport.ts';
 
-export type Schemas = components['schemas'];
-export type Agent = Schemas['AgentFull'];
-export type Post = Schemas['Post'];
-export type Vote = Schemas['Vote'];
-export type Project = Schemas['Project'];
-export type Topic = Schemas['Topic'];
-export type Follow = Schemas['Follow'];
-export type LedgerEvent = Schemas['Event'];
-export type ProfileRevision = Schemas['ProfileRevision'];
-export type Attestation = Schemas['Attestation'];
-export type Checkpoint = Schemas['Checkpoint'];
-export type AccountLink = Schemas['AccountLink'];
-
-/** A refusal by the service: its status, stable error code and message (contract.md, Errors). */
-export class AgoraError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly details: { field: string; issue: string }[];
-
-  constructor(status: number, code: string, message: string, details: { field: string; issue: string }[] = []) {
-    super(`${code}: ${message}`);
-    this.status = status;
-    this.code = code;
-    this.details = details;
-  }
-}
-
-interface ErrorBody {
-  error?: { code?: string; message?: string; details?: { field: string; issue: string }[] };
-}
-
-/** The body of a successful answer, or an AgoraError with the service's code. */
-export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
-  if (result.data !== undefined && result.response.ok) return result.data;
-  const body = (result.error ?? {}) as ErrorBody;
-  throw new AgoraError(result.response.status, body.error?.code ?? 'http_error', body.error?.message ?? result.response.statusText, body.error?.details);
-}
+export { AgoraError, unwrap } from './answers.ts';
+export type { AccountLink, Agent, Attestation, Checkpoint, Follow, LedgerEvent, Post, ProfileRevision, Project, Schemas, Topic, Vote } from './answers.ts';
 
 export interface AgoraOptions extends TransportOptions {
   /** Where the service answers, e.g. https://forum.example (no trailing /api). */
@@ -121,12 +87,12 @@ export class Agora {
 
   /** The ledger, live: every event after `since`, then new ones as they land (304 polls cost the service nothing). */
   events(query: EventQuery = {}, options: PollOptions = {}): AsyncGenerator<LedgerEvent> {
-    return followEvents(this, query, options);
+    return followEvents(this.api, query, options);
   }
 
   /** New posts from followed projects and topics, oldest first, then as they arrive. */
   feed(options: PollOptions = {}): AsyncGenerator<Post> {
-    return followFeed(this, options);
+    return followFeed(this.api, options);
   }
 
   /**

@@ -1,5 +1,6 @@
-import type { Agora, LedgerEvent, Post } from './client.ts';
-import { unwrap } from './client.ts';
+import type { Client } from 'openapi-fetch';
+import { unwrap, type LedgerEvent, type Post } from './answers.ts';
+import type { paths } from './generated/forum.ts';
 
 export interface EventQuery {
   /** Start after this eventId (default: the beginning of the ledger). */
@@ -41,12 +42,12 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
  * once by the next; once caught up, each poll is a 304 with an empty body
  * until something new lands.
  */
-export async function* followEvents(agora: Agora, query: EventQuery, options: PollOptions): AsyncGenerator<LedgerEvent> {
+export async function* followEvents(api: Client<paths>, query: EventQuery, options: PollOptions): AsyncGenerator<LedgerEvent> {
   const limit = options.limit ?? 100;
   let since = query.since ?? '0';
   let etag: string | null = null;
   while (!options.signal?.aborted) {
-    const result: Polled = await agora.api.GET('/api/forum/events', {
+    const result: Polled = await api.GET('/api/forum/events', {
       params: { query: { ...query, since, limit } },
       headers: etag ? { 'if-none-match': etag } : {},
     });
@@ -67,12 +68,12 @@ export async function* followEvents(agora: Agora, query: EventQuery, options: Po
 }
 
 /** Follows /feed with its nextCursor and ETag; yields posts oldest first. */
-export async function* followFeed(agora: Agora, options: PollOptions): AsyncGenerator<Post> {
+export async function* followFeed(api: Client<paths>, options: PollOptions): AsyncGenerator<Post> {
   const limit = options.limit ?? 100;
   let cursor: string | undefined;
   let etag: string | null = null;
   while (!options.signal?.aborted) {
-    const result: Polled = await agora.api.GET('/api/forum/feed', { params: { query: { limit, ...(cursor ? { cursor } : {}) } }, headers: etag ? { 'if-none-match': etag } : {} });
+    const result: Polled = await api.GET('/api/forum/feed', { params: { query: { limit, ...(cursor ? { cursor } : {}) } }, headers: etag ? { 'if-none-match': etag } : {} });
     if (result.response.status === 304) {
       await pause(options.intervalMs ?? 2000, options.signal);
       continue;

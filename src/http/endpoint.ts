@@ -6,10 +6,7 @@ import type { Actor } from '../pipeline/command.ts';
 import type { View } from '../views/view.ts';
 import type { RateClass } from './quotas.ts';
 
-/**
- * One declaration per endpoint drives request validation, authentication,
- * rate limiting, the command it becomes, and its openapi.json entry.
- */
+/** What a read's handler gets: its validated filters, the caller (if any), the view and a fresh EntityManager. */
 export interface ReadContext<Q> {
   query: Q;
   actor: Actor | null;
@@ -61,6 +58,10 @@ export interface ActionSpec<P = any> {
   issuesToken?: boolean;
 }
 
+/**
+ * One declaration per endpoint drives request validation, authentication,
+ * rate limiting, the command it becomes, and its openapi.json entry.
+ */
 export interface EndpointSpec {
   /** Key in the discovery document's endpoints map. */
   key: string;

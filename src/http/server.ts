@@ -2,23 +2,24 @@ import { createServer } from 'node:http';
 import Hapi from '@hapi/hapi';
 import type { ApiContext } from '../context.ts';
 import { pendingMigrations } from '../db/orm.ts';
-import { discoveryDocument } from '../routes/forum/discovery.ts';
-import { forumEndpoints, forumOpenApi } from '../routes/forum/index.ts';
-import { registerRelay } from '../routes/relay/index.ts';
 import type { Dependency } from '../observability/outages.ts';
 import { registerDrain } from './drain.ts';
-import { envelope } from './envelope.ts';
 import { errorMapper } from './errorMapping.ts';
 import { registerOperatorRoutes } from './operator.ts';
 import { answerParserRefusalsWithErrorBody } from './parserRefusals.ts';
 import { registerRequestLog } from './requestLog.ts';
-import { registerEndpoints } from './router.ts';
 
 function dependencyProbe(ctx: ApiContext, dependency: Dependency): () => Promise<unknown> {
   return dependency === 'postgres' ? () => ctx.orm.em.fork().execute('select 1') : () => ctx.redis.ping();
 }
 
-export async function createApiServer(ctx: ApiContext): Promise<Hapi.Server> {
+/**
+ * The HTTP pipeline every request goes through, without the API's routes
+ * (src/roles/api.ts adds them): transport limits, the error mapper, request
+ * logs and metrics, drain, parser refusals, the operator surfaces and the
+ * health endpoints.
+ */
+export async function createHttpServer(ctx: ApiContext): Promise<Hapi.Server> {
   const server = Hapi.server({
     // Node answers an HTTP/1.1 request without exactly one Host header with a bare 400 that never reaches
     // hapi; hapi routes without it, so such a request gets a real answer (or the contract's error body).
@@ -38,15 +39,6 @@ export async function createApiServer(ctx: ApiContext): Promise<Hapi.Server> {
   registerDrain(server);
   answerParserRefusalsWithErrorBody(server.listener);
   await registerOperatorRoutes(server, ctx);
-
-  const endpoints = forumEndpoints(ctx.settings);
-  registerEndpoints(server, ctx, endpoints);
-  // Built on first request: generating it takes a few hundred milliseconds that no start should wait for.
-  let openapi: Record<string, unknown> | null = null;
-
-  server.route({ method: 'GET', path: '/api/forum', handler: (request) => envelope(request.path, true, discoveryDocument(ctx.settings)) });
-  server.route({ method: 'GET', path: '/api/forum/openapi.json', handler: () => (openapi ??= forumOpenApi(ctx.settings)) });
-  registerRelay(server, ctx);
 
   let migrated = false;
   server.route({ method: 'GET', path: '/healthz', handler: () => ({ ok: true }) });

@@ -1,7 +1,4 @@
-/**
- * A mutation after the HTTP tier has validated, authenticated, rate limited
- * and claimed its retry key: the only thing that crosses the queue.
- */
+/** The authenticated agent a command acts for, as the HTTP tier resolved it. */
 export interface Actor {
   agentId: string;
   handle: string;
@@ -14,6 +11,10 @@ export interface IdempotencyClaim {
   fingerprint: string;
 }
 
+/**
+ * A mutation after the HTTP tier has validated, authenticated, rate limited
+ * and claimed its retry key: the only thing that crosses the queue.
+ */
 export interface Command {
   commandId: string;
   type: string;

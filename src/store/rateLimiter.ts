@@ -1,10 +1,5 @@
 import type { Redis } from 'ioredis';
 
-/**
- * Durable token buckets in Redis. The script refills by elapsed time read
- * from the Redis clock (one clock for every API instance), takes one token
- * if it can, and expires an idle bucket once it would be full again.
- */
 /** Refills KEYS[1] by the time elapsed, takes one token if it can; leaves `allowed` and `tokens` set. */
 const takeTokenLua = `
 local capacity = tonumber(ARGV[1])
@@ -56,6 +51,11 @@ export interface RateDecision {
   retryAfterSeconds: number;
 }
 
+/**
+ * Durable token buckets in Redis. The script refills by elapsed time read
+ * from the Redis clock (one clock for every API instance), takes one token
+ * if it can, and expires an idle bucket once it would be full again.
+ */
 export class RateLimiter {
   private readonly redis: Redis;
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Project } from '../../src/entities/project.ts';
 import type { Command } from '../../src/pipeline/command.ts';
-import { executeBatch } from '../../workers/executeCommand.ts';
+import { executeBatch } from '../../workers/executeBatch.ts';
 import { registerAgent, unique, type TestAgent } from '../support/client.ts';
 import { useTestApp } from '../support/testApp.ts';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Command } from '../../src/pipeline/command.ts';
 import { openOrm } from '../../src/db/orm.ts';
-import { executeBatch } from '../../workers/executeCommand.ts';
+import { executeBatch } from '../../workers/executeBatch.ts';
 import { registerAgent, unique, type TestAgent } from '../support/client.ts';
 import { newTopic, type TestTopic } from '../support/forum.ts';
 import { useTestApp } from '../support/testApp.ts';

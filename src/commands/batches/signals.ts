@@ -19,7 +19,7 @@ function sumSignals(changes: SignalChange[]): SignalChange[] {
  * The set-based twin of adjustSignals: in-place increments for many agents
  * in one statement, and the ETag scopes it changes. The batch transaction
  * locked every agent it may update at its start, in id order
- * (workers/executeCommand.ts), so batches of different partitions never
+ * (workers/executeBatch.ts), so batches of different partitions never
  * deadlock on agents.
  */
 export function signalWrites(changes: SignalChange[]): { writes: Statement[]; touched: string[] } {

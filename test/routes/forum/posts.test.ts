@@ -5,7 +5,7 @@ import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { Post } from '../../../src/entities/post.ts';
 import { newId } from '../../../src/ids.ts';
 import type { Command } from '../../../src/pipeline/command.ts';
-import { executeBatch } from '../../../workers/executeCommand.ts';
+import { executeBatch } from '../../../workers/executeBatch.ts';
 import { registerAgent, unique, type TestAgent } from '../../support/client.ts';
 import { createPost, createTopic, newTopic, type TestTopic } from '../../support/forum.ts';
 import { deleteKeys, useTestApp } from '../../support/testApp.ts';

@@ -1,3 +1,12 @@
+/**
+ * executeBatch: applies one partition's batch of commands in one transaction,
+ * through four strategies, each the fallback of the one before:
+ * 1. set-based (workers/applySetBased.ts): hot commands decided together at a
+ *    constant number of round trips;
+ * 2. optimistic: every command's handler on one unit of work, no savepoints;
+ * 3. savepoints: one savepoint per command, so a refusal rolls back only itself;
+ * 4. one by one: each command in a transaction of its own, so only the culprit fails.
+ */
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Settings } from '../config/settings.ts';

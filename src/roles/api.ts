@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from '@hapi/hapi';
+import type { ApiContext, Runtime } from '../context.ts';
+import { drainAndStop } from '../http/drain.ts';
+import { envelope } from '../http/envelope.ts';
+import { registerEndpoints } from '../http/router.ts';
+import { createHttpServer } from '../http/server.ts';
+import { Dispatcher } from '../pipeline/dispatcher.ts';
+import { ReplyListener } from '../pipeline/replies.ts';
+import { findResult } from '../pipeline/results.ts';
+import { closeRedis, connectRedis, redisReady } from '../redis.ts';
+import { discoveryDocument } from '../routes/forum/discovery.ts';
+import { forumEndpoints, forumOpenApi } from '../routes/forum/index.ts';
+import { registerRelay } from '../routes/relay/index.ts';
+import { RateLimiter } from '../store/rateLimiter.ts';
+import { storesOn } from '../store/stores.ts';
+
+export interface ApiRole {
+  server: Server;
+  /** Drains (see drainAndStop), then closes the reply channel, the queues and the API's Redis connection. */
+  stop(): Promise<void>;
+}
+
+/** The forum's and the relay's endpoints on the HTTP pipeline: the one place routes meet the server. */
+function registerApi(server: Server, ctx: ApiContext): void {
+  registerEndpoints(server, ctx, forumEndpoints(ctx.settings));
+  // Built on first request: generating it takes a few hundred milliseconds that no start should wait for.
+  let openapi: Record<string, unknown> | null = null;
+  server.route({ method: 'GET', path: '/api/forum', handler: (request) => envelope(request.path, true, discoveryDocument(ctx.settings)) });
+  server.route({ method: 'GET', path: '/api/forum/openapi.json', handler: () => (openapi ??= forumOpenApi(ctx.settings)) });
+  registerRelay(server, ctx);
+}
+
+/**
+ * The API role: its own fail-fast Redis connection (a request answers 503
+ * during an outage rather than hang), a reply channel of its own, the
+ * dispatcher onto the partition queues, and the HTTP server, listening.
+ */
+export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
+  const { settings, orm } = runtime;
+  const redis = connectRedis(settings.redisUrl, 'agora-api', 'fail-fast');
+  runtime.health.watchRedis(redis, 'api');
+  await redisReady(redis);
+  const stores = storesOn(redis, settings.redisPrefix);
+  const subscriber = connectRedis(settings.redisUrl, 'agora-replies');
+  runtime.health.watchRedis(subscriber, 'replies');
+  const replies = new ReplyListener(subscriber, stores.keys.replyChannel(randomUUID()));
+  await replies.start();
+  const dispatcher = new Dispatcher({
+    connection: redis,
+    prefix: settings.redisPrefix,
+    partitions: settings.partitions,
+    timeoutMs: settings.commandTimeoutMs,
+    replies,
+    findResult: (commandId) => findResult(orm.em.fork(), commandId),
+  });
+  runtime.metrics.watchQueues(() => dispatcher.queueCounts());
+  const ctx: ApiContext = { ...runtime, ...stores, redis, rateLimiter: new RateLimiter(redis), dispatcher };
+  const server = await createHttpServer(ctx);
+  registerApi(server, ctx);
+  await server.start();
+  return {
+    server,
+    stop: async () => {
+      await drainAndStop(server, settings.drainGraceMs, settings.commandTimeoutMs + 1000);
+      await replies.stop();
+      await dispatcher.close();
+      await closeRedis(redis);
+    },
+  };
+}
