@@ -49,9 +49,13 @@ function validateQuery(schema: Joi.ObjectSchema, input: Record<string, unknown>)
   return { ...value };
 }
 
+/**
+ * hapi sends a compressed answer's ETag with the encoding appended
+ * (`"abc-gzip"`), and clients send that back: it names the same state.
+ */
 function ifNoneMatchIncludes(header: string | undefined, etag: string): boolean {
   if (!header) return false;
-  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
+  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '').replace(/-(gzip|deflate)"$/, '"') === etag);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Client, registerAgent, type TestAgent } from '../support/client.ts';
+import { Client, createProject, registerAgent, type TestAgent } from '../support/client.ts';
 import { rotateKey } from '../support/signedActions.ts';
 import { TcpProxy, targetOf } from '../support/tcpProxy.ts';
 import { testEnv, useTestApp } from '../support/testApp.ts';
@@ -47,6 +47,24 @@ describe('cached token lookups across API instances', () => {
       expect(cached.status).toBe(304);
       const unknown = await me(b, 'agora_never-issued-token');
       expect({ status: unknown.status, code: unknown.body.error.code }).toEqual({ status: 503, code: 'service_unavailable' });
+    } finally {
+      await bPostgres.open();
+    }
+  });
+
+  it('answers a conditional read carrying the gzip form of its ETag from Redis, without Postgres', async () => {
+    const owner = await registerAgent(a.client);
+    for (let i = 0; i < 8; i++) await createProject(a.client, owner);
+    const gzip = { 'accept-encoding': 'gzip' };
+    const listed = await b.get('/api/forum/projects', { view: 'full', limit: '20' }, { headers: gzip });
+    expect(listed.status).toBe(200);
+    const etag = listed.headers.get('etag') ?? '';
+    expect(etag).toMatch(/-gzip"$/);
+    // The listing is a Postgres query: only the Redis fingerprints can answer 304 now.
+    await bPostgres.close();
+    try {
+      const again = await b.get('/api/forum/projects', { view: 'full', limit: '20' }, { headers: { ...gzip, 'if-none-match': etag } });
+      expect(again.status).toBe(304);
     } finally {
       await bPostgres.open();
     }
