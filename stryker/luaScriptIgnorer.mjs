@@ -1,0 +1,22 @@
+import { PluginKind, declareClassPlugin } from '@stryker-mutator/api/plugin';
+
+/**
+ * Lua sent to Redis lives in TypeScript template strings
+ * (src/store/rateLimiter.ts). Stryker mutates JavaScript, not Lua: its only
+ * mutant there would empty the whole script, which says nothing about the
+ * token-bucket arithmetic inside it. That arithmetic runs against a real
+ * Redis in test/http/rateLimits.test.ts, outside the mutation run. Such
+ * strings are reported as ignored, not counted in the score.
+ */
+const LUA = /\bredis\.call\(|\btostring\(|^\s*local\s/m;
+
+class LuaScriptIgnorer {
+  shouldIgnore(path) {
+    if (path.isTemplateLiteral() && path.node.quasis.some((quasi) => LUA.test(quasi.value.raw))) {
+      return 'Lua script sent to Redis: not JavaScript Stryker can mutate; exercised against a real Redis in test/http/rateLimits.test.ts';
+    }
+    return undefined;
+  }
+}
+
+export const strykerPlugins = [declareClassPlugin(PluginKind.Ignore, 'lua-script', LuaScriptIgnorer)];
