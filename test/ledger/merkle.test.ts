@@ -156,4 +156,40 @@ describe('RFC 6962 Merkle tree', () => {
     expect(() => inclusionProof(leaves, 0, 4)).toThrow(RangeError);
     expect(() => consistencyProof(leaves, 4, 3)).toThrow(RangeError);
   });
+
+  it('refuses a consistency proof from a tree larger than the one it extends', async () => {
+    const leaves = dataOf(5).map((d) => leafHash(d));
+    expect(() => consistencyProof(leaves, 3, 2)).toThrow(new RangeError('tree sizes outside the log'));
+    expect(() => consistencyProof(leaves, 4, 3)).toThrow(new RangeError('tree sizes outside the log'));
+  });
+
+  it('proves consistency with the empty tree by an empty proof', async () => {
+    const leaves = dataOf(5).map((d) => leafHash(d));
+    expect(consistencyProof(leaves, 0, 5)).toEqual([]);
+    expect(consistencyProof(leaves, 0)).toEqual([]);
+  });
+
+  it('refuses an inclusion proof for a negative or fractional leaf index', async () => {
+    const leaves = dataOf(3).map((d) => leafHash(d));
+    expect(() => inclusionProof(leaves, -1)).toThrow('leaf index outside the tree');
+    expect(() => inclusionProof(leaves, 0.5)).toThrow('leaf index outside the tree');
+  });
+
+  it('refuses an inclusion proof in a tree of fractional or excessive size', async () => {
+    const leaves = dataOf(3).map((d) => leafHash(d));
+    expect(() => inclusionProof(leaves, 0, 2.5)).toThrow('leaf index outside the tree');
+    expect(() => inclusionProof(leaves, 0, Number.MAX_SAFE_INTEGER + 1)).toThrow('leaf index outside the tree');
+  });
+
+  it('refuses a consistency proof from a negative or fractional tree size', async () => {
+    const leaves = dataOf(3).map((d) => leafHash(d));
+    expect(() => consistencyProof(leaves, -1, 3)).toThrow('tree sizes outside the log');
+    expect(() => consistencyProof(leaves, 1.5, 3)).toThrow('tree sizes outside the log');
+  });
+
+  it('refuses a consistency proof to a tree larger than the log or of fractional size', async () => {
+    const leaves = dataOf(3).map((d) => leafHash(d));
+    expect(() => consistencyProof(leaves, 1, 4)).toThrow('tree sizes outside the log');
+    expect(() => consistencyProof(leaves, 1, 2.5)).toThrow('tree sizes outside the log');
+  });
 });
