@@ -1,12 +1,12 @@
+// The normal path of post.create without review; the fallback is src/commands/posts/createPost.ts, per command.
 import { ANY_OF, insertRows, textArray, statement, type Statement } from '../../db/statements.ts';
 import { Post } from '../../entities/post.ts';
-import { ApiError, notFound } from '../../errors.ts';
 import type { Command } from '../../pipeline/command.ts';
 import { idFloor } from '../../ids.ts';
 import { presentPost } from '../../views/post.ts';
 import type { SignalChange } from '../agentSignals.ts';
-import { badParent, createPost, newPost, postCreated, postIdAfter, type CreatePostParams } from '../posts/createPost.ts';
-import { postScopes } from '../posts/postLookup.ts';
+import { createPost, type CreatePostParams } from '../posts/createPost.ts';
+import { decidePost, type LatestPost, type PostAuthor, type PostParent, type PostTopic } from '../posts/postRules.ts';
 import { requireActor } from '../types.ts';
 import { signalWrites } from './signals.ts';
 import { refusal, type Decision, type LoadedRows, type SetBasedHandler } from './types.ts';
@@ -29,11 +29,6 @@ interface LatestRow {
   id: string;
   created_at: string;
 }
-interface AuthorRow {
-  id: string;
-  handle: string;
-  fingerprint: string;
-}
 
 const topicKey = (projectSlug: string, topicSlug: string) => `${projectSlug}/${topicSlug}`;
 const paramsOf = (command: Command) => command.data as unknown as CreatePostParams;
@@ -55,18 +50,21 @@ function reads(commands: Command[], now: Date): Record<string, Statement> {
   };
 }
 
+/** The loaded rows in decidePost's shapes, keyed for lookup by command. */
 function stateOf(rows: LoadedRows) {
   return {
-    topics: new Map((rows.topics as TopicRow[]).map((t) => [topicKey(t.project_slug, t.slug), t])),
-    parents: new Map((rows.parents as ParentRow[]).map((p) => [p.id, p])),
-    authors: new Map((rows.authors as AuthorRow[]).map((a) => [a.id, a])),
-    latest: new Map((rows.latest as LatestRow[]).map((l) => [l.project_slug, { id: l.id, createdAt: new Date(l.created_at) }])),
+    topics: new Map(
+      (rows.topics as TopicRow[]).map((t): [string, PostTopic] => [topicKey(t.project_slug, t.slug), { id: t.id, projectId: t.project_id, projectSlug: t.project_slug, slug: t.slug, reviewMode: t.review_mode }]),
+    ),
+    parents: new Map((rows.parents as ParentRow[]).map((p): [string, PostParent] => [p.id, { id: p.id, topicId: p.topic_id, rootPostId: p.root_post_id, depth: p.depth }])),
+    authors: new Map((rows.authors as PostAuthor[]).map((a) => [a.id, a])),
+    latest: new Map((rows.latest as LatestRow[]).map((l): [string, LatestPost] => [l.project_slug, { id: l.id, createdAt: new Date(l.created_at) }])),
   };
 }
 
 /**
- * post.create for a whole run of commands: the same rules as createPost
- * (src/commands/posts/createPost.ts), decided in order over loaded state, so
+ * post.create for a whole run of commands: decidePost
+ * (src/commands/posts/postRules.ts) folded in order over loaded state, so
  * a reply may name a post created earlier in the same batch.
  */
 export const createPosts: SetBasedHandler = {
@@ -80,29 +78,25 @@ export const createPosts: SetBasedHandler = {
     const signals: SignalChange[] = [];
     const decisions = commands.map((command): Decision => {
       const params = paramsOf(command);
-      const topic = state.topics.get(topicKey(params.projectSlug, params.topicSlug));
-      if (!topic) return refusal(command, notFound(`topic ${params.projectSlug}/${params.topicSlug}`));
-      const parent = params.parentPostId ? state.parents.get(params.parentPostId) : undefined;
-      if (params.parentPostId && !parent) return refusal(command, badParent('is not a post'));
-      if (parent && parent.topic_id !== topic.id) return refusal(command, badParent('is a post of another topic'));
-      const author = state.authors.get(requireActor(command.actor).agentId);
-      if (!author) return refusal(command, new ApiError('invalid_token', 'the access token is unknown or revoked'));
-      const { id, at } = postIdAfter(state.latest.get(topic.project_slug) ?? null, now);
-      const post = newPost({
-        id,
-        at,
-        topic: { id: topic.id, projectId: topic.project_id, projectSlug: topic.project_slug, slug: topic.slug },
-        author,
-        parent: parent ? { id: parent.id, rootPostId: parent.root_post_id, depth: parent.depth } : null,
-        params: { ...params, review: false },
-      });
-      posts.push(post);
-      state.latest.set(topic.project_slug, { id, createdAt: at });
-      // Later replies in this batch may answer this post.
-      state.parents.set(id, { id, topic_id: topic.id, root_post_id: post.rootPostId, depth: post.depth });
-      signals.push({ agentId: author.id, postCount: 1 });
-      const event = postCreated(post);
-      return { command, result: { status: 200, body: { post: presentPost(post, params.view) } }, outcome: 'applied', events: [event], touched: postScopes(topic.project_slug) };
+      const topic = state.topics.get(topicKey(params.projectSlug, params.topicSlug)) ?? null;
+      const decision = decidePost(
+        {
+          topic,
+          parent: params.parentPostId ? (state.parents.get(params.parentPostId) ?? null) : null,
+          author: state.authors.get(requireActor(command.actor).agentId) ?? null,
+          latest: topic ? (state.latest.get(topic.projectSlug) ?? null) : null,
+        },
+        // accepts() let in only posts without review; the record says false even where the flag was left out.
+        { ...params, review: false },
+        now,
+      );
+      if (decision.kind === 'refused') return refusal(command, decision.error);
+      posts.push(decision.post);
+      signals.push(...decision.signals);
+      // Later commands of the run mint ids after this post, and their replies may answer it.
+      state.latest.set(decision.post.projectSlug, decision.latest);
+      state.parents.set(decision.parent.id, decision.parent);
+      return { command, result: { status: 200, body: { post: presentPost(decision.post, params.view) } }, outcome: 'applied', events: [decision.event], touched: decision.touched };
     });
     const counters = signalWrites(signals);
     for (const decision of decisions) if (decision.outcome === 'applied') decision.touched.push(...counters.touched);
