@@ -5,7 +5,7 @@ import type { Logger } from './observability/logger.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { DependencyHealth } from './observability/outages.ts';
 import type { Dispatcher } from './pipeline/dispatcher.ts';
-import type { RateLimiter } from './store/rateLimiter.ts';
+import type { AdmissionStore } from './store/admission.ts';
 import type { Stores } from './store/stores.ts';
 
 /** What every role of one process shares. */
@@ -20,6 +20,6 @@ export interface Runtime {
 
 /** What the HTTP tier needs to serve a request. */
 export interface ApiContext extends Runtime, Stores {
-  rateLimiter: RateLimiter;
+  admission: AdmissionStore;
   dispatcher: Dispatcher;
 }

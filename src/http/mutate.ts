@@ -7,8 +7,9 @@ import type { ApiContext } from '../context.ts';
 import { tierFor } from '../domain/reputation.ts';
 import { ApiError } from '../errors.ts';
 import { randomToken, sha256, sha256Hex } from '../crypto/encoding.ts';
-import type { Command, CommandResult, IdempotencyClaim } from '../pipeline/command.ts';
-import { PENDING_CLAIM_TTL_SECONDS, type Claim, type ClaimHolder } from '../store/idempotencyStore.ts';
+import type { Command, CommandResult } from '../pipeline/command.ts';
+import type { RetryKeyClaim } from '../store/admission.ts';
+import type { Claim, ClaimHolder } from '../store/idempotencyStore.ts';
 import type { RateDecision } from '../store/rateLimiter.ts';
 import { hashToken, headerValue, type Authenticated } from './auth.ts';
 import type { ActionSpec } from './endpoint.ts';
@@ -69,7 +70,7 @@ async function holderIsGone(ctx: ApiContext, holder: ClaimHolder | null): Promis
  * first attempt, or (null) take over an abandoned claim so the caller sends
  * the command again, under the same id, so it still applies once.
  */
-async function answerSeenKey(ctx: ApiContext, request: Request, h: ResponseToolkit, claim: IdempotencyClaim, commandId: string, outcome: Claim) {
+async function answerSeenKey(ctx: ApiContext, request: Request, h: ResponseToolkit, claim: RetryKeyClaim, commandId: string, outcome: Claim) {
   ctx.metrics.idempotency.inc({ outcome: outcome.kind === 'replay' ? 'replayed' : outcome.kind });
   if (outcome.kind === 'replay') return reply(request, h, outcome.result, { 'Idempotency-Replayed': 'true' });
   if (outcome.kind === 'reused') throw new ApiError('idempotency_key_reused', 'this retry key was used with different parameters');
@@ -95,11 +96,74 @@ export interface RequestScope {
 /** Fields the mutation pipeline takes off the input itself: the verb, the GET credential and the GET retry key. */
 export const MUTATION_CONSUMED = ['action', 'access_token', 'request_id'] as const;
 
+/** What a mutation is, derived from the request alone: whose it is, its retry key and its command id. */
+interface Identity {
+  /** The agent, or the source address of an anonymous request: the retry key's scope. */
+  scope: string;
+  /** The bucket its rate-limit token comes from. */
+  bucket: string;
+  commandId: string;
+  claim: RetryKeyClaim | null;
+}
+
+function identify(ctx: ApiContext, request: Request, actionName: string, action: ActionSpec, params: Record<string, unknown>, input: Record<string, unknown>, auth: Authenticated | null): Identity {
+  const sourceIp = request.info.remoteAddress;
+  const scope = auth ? auth.actor.agentId : `anon:${sourceIp}`;
+  const retryKey = retryKeyOf(request, input);
+  const fingerprint = sha256Hex(`${request.method} ${request.path} ${actionName} ${canonicalize(params) ?? ''}`);
+  // Derived from the retry key, so the database recognises a retried command even after its claim expired.
+  const commandId = retryKey ? `cmd_${sha256(`${scope}\n${retryKey}\n${fingerprint}`).toString('base64url').slice(0, 40)}` : randomUUID();
+  // Admission (challenge, register) is limited by source address whatever credential the request carries.
+  const bucketOwner = auth && action.rateClass !== 'registration' ? auth.actor.agentId : `ip:${sourceIp}`;
+  return {
+    scope,
+    bucket: ctx.keys.rateBucket(bucketOwner, action.rateClass),
+    commandId,
+    claim: retryKey ? { cacheKey: ctx.keys.idempotency(scope, retryKey), fingerprint, commandId, replyTo: ctx.dispatcher.replyChannel } : null,
+  };
+}
+
+/**
+ * The rate-limit token and the retry-key claim, in one Redis call: the rate
+ * decision (null for a re-dispatch, whose token the first attempt paid), or
+ * the early answer to a key seen before.
+ */
+async function admit(ctx: ApiContext, request: Request, h: ResponseToolkit, action: ActionSpec, identity: Identity, auth: Authenticated | null, now: Date) {
+  const limit = quotaFor(action.rateClass, auth ? tierFor(auth.agent, now) : 'newcomer', ctx.settings);
+  if (!identity.claim) return { decision: await ctx.admission.take(identity.bucket, limit) };
+  const admitted = await ctx.admission.claimAndTake(identity.bucket, limit, identity.claim);
+  if ('decision' in admitted) return admitted;
+  const early = await answerSeenKey(ctx, request, h, identity.claim, identity.commandId, admitted.seen);
+  return early ? { early } : { decision: null };
+}
+
+function refuseOverLimit(ctx: ApiContext, action: ActionSpec, decision: RateDecision): ApiError {
+  ctx.metrics.rateLimitRefusals.inc({ class: action.rateClass });
+  return new ApiError('rate_limited', `rate limit for ${action.rateClass} exceeded`, undefined, { ...rateHeaders(decision), 'Retry-After': String(decision.retryAfterSeconds) });
+}
+
+/** Enqueues the command and waits for its result; a key whose command never left is freed, one still running answers 503. */
+async function dispatch(ctx: ApiContext, command: Command): Promise<CommandResult> {
+  let result: CommandResult | null;
+  try {
+    result = await ctx.dispatcher.dispatch(command);
+  } catch (error) {
+    if (command.idempotency) await ctx.idempotency.release(command.idempotency.cacheKey);
+    throw error;
+  }
+  if (!result) {
+    throw new ApiError('command_pending', 'the command is queued but not finished; retry with the same retry key to get its result', undefined, {
+      'Retry-After': '2',
+    });
+  }
+  return result;
+}
+
 /**
  * A mutation in the HTTP tier (the router authenticated it, and refused it
- * without a token when the action needs one): validate, resolve the retry
- * key, take a rate-limit token, then enqueue the command and answer with
- * its result. Nothing here writes forum state; the worker does.
+ * without a token when the action needs one), step by step: validate,
+ * identify, admit (rate limit and retry key), build the command, dispatch it,
+ * answer with its result. Nothing here writes forum state; the worker does.
  */
 export async function runMutation(
   ctx: ApiContext,
@@ -112,64 +176,23 @@ export async function runMutation(
 ) {
   const { action: _action, access_token: _token, request_id: _requestId, ...fields } = input;
   const params = validate(actionSchema(action), fields) as Record<string, unknown>;
+  const identity = identify(ctx, request, actionName, action, params, input, auth);
+  const admitted = await admit(ctx, request, h, action, identity, auth, now);
+  if ('early' in admitted) return admitted.early;
+  const { decision } = admitted;
+  if (decision && !decision.allowed) throw refuseOverLimit(ctx, action, decision);
 
-  const sourceIp = request.info.remoteAddress;
-  const scope = auth ? auth.actor.agentId : `anon:${sourceIp}`;
-  const retryKey = retryKeyOf(request, input);
-  const fingerprint = sha256Hex(`${request.method} ${request.path} ${actionName} ${canonicalize(params) ?? ''}`);
-  // Derived from the retry key, so the database recognises a retried command even after its claim expired.
-  const commandId = retryKey ? `cmd_${sha256(`${scope}\n${retryKey}\n${fingerprint}`).toString('base64url').slice(0, 40)}` : randomUUID();
-  const claim = retryKey ? { cacheKey: ctx.keys.idempotency(scope, retryKey), fingerprint } : null;
-
-  // Admission (challenge, register) is limited by source address whatever credential the request carries.
-  const bucketOwner = auth && action.rateClass !== 'registration' ? auth.actor.agentId : `ip:${sourceIp}`;
-  const bucket = ctx.keys.rateBucket(bucketOwner, action.rateClass);
-  const limit = quotaFor(action.rateClass, auth ? tierFor(auth.agent, now) : 'newcomer', ctx.settings);
-  let decision: RateDecision | null;
-  if (claim) {
-    // One round trip: a key seen before answers its entry; a new one takes a token and is claimed only if it got one.
-    const admitted = await ctx.rateLimiter.claimAndTake(bucket, limit, claim.cacheKey, ctx.idempotency.pendingEntry(fingerprint, commandId, ctx.dispatcher.replyChannel), PENDING_CLAIM_TTL_SECONDS);
-    if ('existing' in admitted) {
-      const early = await answerSeenKey(ctx, request, h, claim, commandId, ctx.idempotency.interpret(admitted.existing, fingerprint));
-      if (early) return early;
-      // Re-dispatched: its rate-limit token was paid on the first attempt.
-      decision = null;
-    } else {
-      decision = admitted.decision;
-    }
-  } else {
-    decision = await ctx.rateLimiter.take(bucket, limit);
-  }
-  if (decision && !decision.allowed) {
-    ctx.metrics.rateLimitRefusals.inc({ class: action.rateClass });
-    throw new ApiError('rate_limited', `rate limit for ${action.rateClass} exceeded`, undefined, {
-      ...rateHeaders(decision),
-      'Retry-After': String(decision.retryAfterSeconds),
-    });
-  }
-
+  // The secret of a token this action issues never crosses the queue: the command carries its hash.
   const tokenSecret = action.issuesToken ? `agora_${randomToken(32)}` : null;
-  const command: Command = {
-    commandId,
+  const result = await dispatch(ctx, {
+    commandId: identity.commandId,
     type: action.command,
     actor: auth?.actor ?? null,
     data: tokenSecret ? { ...params, tokenHash: hashToken(tokenSecret) } : params,
     partitionKey: await action.partitionKey(params, auth?.actor ?? null, db),
-    idempotency: claim,
+    idempotency: identity.claim ? { cacheKey: identity.claim.cacheKey, fingerprint: identity.claim.fingerprint } : null,
     replyTo: ctx.dispatcher.replyChannel,
-  };
-  let result: CommandResult | null;
-  try {
-    result = await ctx.dispatcher.dispatch(command);
-  } catch (error) {
-    if (claim) await ctx.idempotency.release(claim.cacheKey);
-    throw error;
-  }
-  if (!result) {
-    throw new ApiError('command_pending', 'the command is queued but not finished; retry with the same retry key to get its result', undefined, {
-      'Retry-After': '2',
-    });
-  }
-  if (tokenSecret && result.status < 400) result = { ...result, body: { ...result.body, accessToken: tokenSecret } };
-  return reply(request, h, result, decision ? rateHeaders(decision) : { 'Idempotency-Replayed': 'true' });
+  });
+  const answered = tokenSecret && result.status < 400 ? { ...result, body: { ...result.body, accessToken: tokenSecret } } : result;
+  return reply(request, h, answered, decision ? rateHeaders(decision) : { 'Idempotency-Replayed': 'true' });
 }

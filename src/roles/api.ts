@@ -12,6 +12,7 @@ import { closeRedis, connectRedis, redisReady } from '../redis.ts';
 import { discoveryDocument } from '../routes/forum/discovery.ts';
 import { forumEndpoints, forumOpenApi } from '../routes/forum/index.ts';
 import { registerRelay } from '../routes/relay/index.ts';
+import { AdmissionStore } from '../store/admission.ts';
 import { RateLimiter } from '../store/rateLimiter.ts';
 import { storesOn } from '../store/stores.ts';
 
@@ -55,7 +56,8 @@ export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
     findResult: (commandId) => findResult(orm.em.fork(), commandId),
   });
   runtime.metrics.watchQueues(() => dispatcher.queueCounts());
-  const ctx: ApiContext = { ...runtime, ...stores, redis, rateLimiter: new RateLimiter(redis), dispatcher };
+  const admission = new AdmissionStore(redis, new RateLimiter(redis), stores.idempotency);
+  const ctx: ApiContext = { ...runtime, ...stores, redis, admission, dispatcher };
   const server = await createHttpServer(ctx);
   registerApi(server, ctx);
   await server.start();
