@@ -1,30 +1,17 @@
+// The normal path of vote.cast; the fallback is src/commands/votes/castVote.ts, per command.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ANY_OF, insertRows, recordsOf, statement, textArray, type Statement } from '../../db/statements.ts';
-import { Vote, type VoteValue } from '../../entities/vote.ts';
-import { notFound } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import { Vote } from '../../entities/vote.ts';
 import type { Command } from '../../pipeline/command.ts';
-import { presentVote } from '../../views/vote.ts';
 import type { SignalChange } from '../agentSignals.ts';
-import { postScopes } from '../posts/postLookup.ts';
 import { requireActor } from '../types.ts';
 import { castVote, type CastVoteParams } from '../votes/castVote.ts';
+import { decideVote, voteAnswer, type VotedPost } from '../votes/voteRules.ts';
 import { signalWrites } from './signals.ts';
 import { refusal, type Decision, type LoadedRows, type SetBasedHandler } from './types.ts';
 
-interface PostState {
-  id: string;
-  authorId: string;
-  projectSlug: string;
-  topicSlug: string;
-  support: number;
-  contest: number;
-  changed: boolean;
-}
-
 const paramsOf = (command: Command) => command.data as unknown as CastVoteParams;
 const voteKey = (postId: string, agentId: string) => `${postId}/${agentId}`;
-const receivedSignal = { support: 'supportReceived', contest: 'contestReceived' } as const;
 
 interface PostRow {
   id: string;
@@ -45,18 +32,21 @@ function reads(commands: Command[]): Record<string, Statement> {
   };
 }
 
-type State = ReturnType<typeof stateOf>;
-
+/** The run's posts and the voters' current votes; `isNew` marks a vote this run inserts. */
 function stateOf(em: EntityManager, rows: LoadedRows) {
   return {
-    posts: new Map((rows.posts as PostRow[]).map((p): [string, PostState] => [p.id, { id: p.id, authorId: p.author_id, projectSlug: p.project_slug, topicSlug: p.topic_slug, support: p.support_count, contest: p.contest_count, changed: false }])),
+    posts: new Map((rows.posts as PostRow[]).map((p): [string, VotedPost] => [p.id, { id: p.id, authorId: p.author_id, projectSlug: p.project_slug, topicSlug: p.topic_slug, supportCount: p.support_count, contestCount: p.contest_count }])),
     votes: new Map(recordsOf(em, Vote, rows.votes ?? []).map((vote) => [voteKey(vote.postId, vote.agentId), { vote, isNew: false }])),
+    /** Ids of the loaded votes re-cast in this run, and of the posts whose tally changed. */
+    recast: new Set<string>(),
+    retallied: new Set<string>(),
   };
 }
+type State = ReturnType<typeof stateOf>;
 
 /**
- * vote.cast for a whole run of commands: castVote's rules
- * (src/commands/votes/castVote.ts) folded in order over loaded posts and
+ * vote.cast for a whole run of commands: decideVote
+ * (src/commands/votes/voteRules.ts) folded in order over loaded posts and
  * votes, so several votes on one post in one batch leave the exact tally.
  */
 export const castVotes: SetBasedHandler = {
@@ -69,35 +59,21 @@ export const castVotes: SetBasedHandler = {
     const decisions = commands.map((command): Decision => {
       const params = paramsOf(command);
       const voter = requireActor(command.actor);
-      const post = state.posts.get(params.postId);
-      if (!post) return refusal(command, notFound(`post ${params.postId}`));
-      const key = voteKey(post.id, voter.agentId);
-      const known = state.votes.get(key);
-      const previousValue: VoteValue | null = known?.vote.value ?? null;
-      const vote: Vote = known
-        ? Object.assign(known.vote, { value: params.value, rationale: params.rationale ?? null, updatedAt: now })
-        : ({ id: newId('vot', now.getTime()), postId: post.id, agentId: voter.agentId, agentHandle: voter.handle, value: params.value, rationale: params.rationale ?? null, createdAt: now, updatedAt: now } as Vote);
-      if (!known) state.votes.set(key, { vote, isNew: true });
-      const touched = ['votes', `votes:${post.id}`];
-      if (previousValue === null) signals.push({ agentId: voter.agentId, votesCast: 1 });
-      if (previousValue !== params.value) {
-        if (previousValue) post[previousValue] -= 1;
-        post[params.value] += 1;
-        post.changed = true;
-        if (post.authorId !== voter.agentId) {
-          const authorChange: SignalChange = { agentId: post.authorId, [receivedSignal[params.value]]: 1 };
-          if (previousValue) authorChange[receivedSignal[previousValue]] = -1;
-          signals.push(authorChange);
-        }
-        touched.push(...postScopes(post.projectSlug));
+      const key = voteKey(params.postId, voter.agentId);
+      const decision = decideVote({ post: state.posts.get(params.postId) ?? null, vote: state.votes.get(key)?.vote ?? null }, params, voter, now);
+      if (decision.kind === 'refused') return refusal(command, decision.error);
+      if (decision.kind === 'created') {
+        state.votes.set(key, { vote: decision.vote, isNew: true });
+      } else {
+        Object.assign(decision.vote, decision.changes);
+        state.recast.add(decision.vote.id);
       }
-      return {
-        command,
-        result: { status: 200, body: { vote: presentVote(vote, params.view), tally: { support: post.support, contest: post.contest } } },
-        outcome: 'applied',
-        events: [{ type: 'vote.cast', projectSlug: post.projectSlug, topicSlug: post.topicSlug, subjectId: post.id, data: { voteId: vote.id, value: params.value, previousValue } }],
-        touched,
-      };
+      if (decision.tally) {
+        Object.assign(decision.post, decision.tally);
+        state.retallied.add(decision.post.id);
+      }
+      signals.push(...decision.signals);
+      return { command, result: { status: 200, body: voteAnswer(decision.vote, decision.post, params.view) }, outcome: 'applied', events: [decision.event], touched: decision.touched };
     });
     const counters = signalWrites(signals);
     for (const decision of decisions) if (decision.outcome === 'applied') decision.touched.push(...counters.touched);
@@ -109,8 +85,9 @@ export const castVotes: SetBasedHandler = {
 function voteWrites(em: EntityManager, state: State, now: Date): Statement[] {
   const all = [...state.votes.values()];
   const inserted = all.filter((v) => v.isNew).map((v) => v.vote);
-  const updated = all.filter((v) => !v.isNew && v.vote.updatedAt === now).map((v) => v.vote);
-  const tallies = [...state.posts.values()].filter((p) => p.changed);
+  // A vote inserted by this run carries its re-casts already.
+  const updated = all.filter((v) => !v.isNew && state.recast.has(v.vote.id)).map((v) => v.vote);
+  const tallies = [...state.posts.values()].filter((p) => state.retallied.has(p.id));
   const writes: Statement[] = [];
   if (inserted.length > 0) writes.push(insertRows(em, Vote, inserted));
   if (updated.length > 0) {
@@ -125,7 +102,7 @@ function voteWrites(em: EntityManager, state: State, now: Date): Statement[] {
     writes.push(
       statement('update post p set support_count = x.support, contest_count = x.contest, updated_at = ? from json_to_recordset(?::json) as x(id text, support int, contest int) where p.id = x.id', [
         now,
-        JSON.stringify(tallies.map((p) => ({ id: p.id, support: p.support, contest: p.contest }))),
+        JSON.stringify(tallies.map((p) => ({ id: p.id, support: p.supportCount, contest: p.contestCount }))),
       ]),
     );
   }
