@@ -1,11 +1,11 @@
+// The normal path of follow.follow and follow.unfollow; the fallback is src/commands/follows/followTarget.ts, per command.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ANY_OF, insertRows, recordsOf, statement, textArray, type Statement } from '../../db/statements.ts';
 import { Follow } from '../../entities/follow.ts';
-import { notFound } from '../../errors.ts';
-import { newId } from '../../ids.ts';
 import type { Command } from '../../pipeline/command.ts';
 import { presentFollow } from '../../views/follow.ts';
-import { followEventDraft, followTarget, unfollowTarget, type FollowParams, type Target } from '../follows/followTarget.ts';
+import { decideFollow, decideUnfollow, type FollowState, type Target } from '../follows/followRules.ts';
+import { followTarget, unfollowTarget, type FollowParams } from '../follows/followTarget.ts';
 import { requireActor } from '../types.ts';
 import { refusal, type Decision, type LoadedRows, type SetBasedHandler } from './types.ts';
 
@@ -22,24 +22,58 @@ function reads(commands: Command[]): Record<string, Statement> {
   };
 }
 
+/**
+ * The run's targets by name, the current follows by follower and target, and
+ * what the fold changes: follows to insert and ids of follows to delete.
+ */
 function stateOf(em: EntityManager, rows: LoadedRows) {
   const targets = new Map<string, Target>();
   for (const p of rows.projects as { id: string; slug: string }[]) targets.set(`project|${p.slug}`, { targetId: p.id, projectSlug: p.slug, topicSlug: null });
   for (const t of rows.topics as { id: string; project_slug: string; slug: string }[]) targets.set(`topic|${t.project_slug}/${t.slug}`, { targetId: t.id, projectSlug: t.project_slug, topicSlug: t.slug });
   const current = new Map<string, Follow>();
   for (const follow of recordsOf(em, Follow, rows.follows ?? [])) current.set(followKey(follow.agentId, follow.targetType, follow.targetId), follow);
-  return { targets, current };
+  return { targets, current, inserted: new Map<string, Follow>(), removed: [] as string[] };
+}
+type State = ReturnType<typeof stateOf>;
+
+/** One command's state in the deciders' shape, and the key its follow goes by in the fold (unused when the target is missing: the decider refuses). */
+function followStateOf(state: State, params: FollowParams, agentId: string): { key: string; decided: FollowState } {
+  const target = (params.targetType === 'project' ? state.targets.get(`project|${params.projectSlug}`) : state.targets.get(`topic|${params.projectSlug}/${params.topicSlug ?? ''}`)) ?? null;
+  const key = target ? followKey(agentId, params.targetType, target.targetId) : '';
+  return { key, decided: { target, follow: target ? (state.current.get(key) ?? null) : null } };
 }
 
-function targetOf(targets: Map<string, Target>, params: FollowParams): Target | undefined {
-  return params.targetType === 'project' ? targets.get(`project|${params.projectSlug}`) : targets.get(`topic|${params.projectSlug}/${params.topicSlug ?? ''}`);
+/** decideFollow for one command of the run: a new follow joins the current ones and the insert. */
+function follow(state: State, command: Command, now: Date): Decision {
+  const params = paramsOf(command);
+  const follower = requireActor(command.actor);
+  const { key, decided } = followStateOf(state, params, follower.agentId);
+  const decision = decideFollow(decided, params, follower, now);
+  if (decision.kind === 'refused') return refusal(command, decision.error);
+  const result = { status: 200, body: { follow: presentFollow(decision.follow, params.view), following: true } };
+  if (decision.kind === 'unchanged') return { command, result, outcome: 'applied', events: [], touched: [] };
+  state.current.set(key, decision.follow);
+  state.inserted.set(key, decision.follow);
+  return { command, result, outcome: 'applied', events: [decision.event], touched: decision.touched };
+}
+
+/** decideUnfollow for one command of the run: a follow inserted by this run is just not inserted. */
+function unfollow(state: State, command: Command): Decision {
+  const params = paramsOf(command);
+  const follower = requireActor(command.actor);
+  const { key, decided } = followStateOf(state, params, follower.agentId);
+  const decision = decideUnfollow(decided, params, follower);
+  if (decision.kind === 'refused') return refusal(command, decision.error);
+  state.current.delete(key);
+  if (!state.inserted.delete(key)) state.removed.push(decision.follow.id);
+  return { command, result: { status: 200, body: { follow: presentFollow(decision.follow, params.view), following: false } }, outcome: 'applied', events: [decision.event], touched: decision.touched };
 }
 
 /**
- * follow.follow and follow.unfollow for a whole run: the rules of
- * followTarget and unfollowTarget (src/commands/follows/followTarget.ts)
- * folded in order over the loaded follows, so a follow and an unfollow of the
- * same target in one batch leave what the per-command path would.
+ * follow.follow and follow.unfollow for a whole run: decideFollow and
+ * decideUnfollow (src/commands/follows/followRules.ts) folded in order over
+ * the loaded follows, so a follow and an unfollow of the same target in one
+ * batch leave what the per-command path would.
  */
 function followHandler(type: typeof followTarget.type | typeof unfollowTarget.type): SetBasedHandler {
   return {
@@ -47,33 +81,11 @@ function followHandler(type: typeof followTarget.type | typeof unfollowTarget.ty
     accepts: () => true,
     reads,
     decide(em, commands, rows, now) {
-      const { targets, current } = stateOf(em, rows);
-      const inserted = new Map<string, Follow>();
-      const removed: string[] = [];
-      const decisions = commands.map((command): Decision => {
-        const params = paramsOf(command);
-        const agentId = requireActor(command.actor).agentId;
-        const target = targetOf(targets, params);
-        if (!target) return refusal(command, notFound(params.targetType === 'project' ? `project ${params.projectSlug}` : `topic ${params.projectSlug}/${params.topicSlug ?? ''}`));
-        const key = followKey(agentId, params.targetType, target.targetId);
-        const existing = current.get(key);
-        const touched = [`follows:${agentId}`];
-        if (type === followTarget.type) {
-          // Following again answers the existing follow and records nothing.
-          if (existing) return { command, result: { status: 200, body: { follow: presentFollow(existing, params.view), following: true } }, outcome: 'applied', events: [], touched: [] };
-          const follow: Follow = { id: newId('fol', now.getTime()), agentId, targetType: params.targetType, targetId: target.targetId, projectSlug: target.projectSlug, topicSlug: target.topicSlug, createdAt: now };
-          current.set(key, follow);
-          inserted.set(key, follow);
-          return { command, result: { status: 200, body: { follow: presentFollow(follow, params.view), following: true } }, outcome: 'applied', events: [followEventDraft('follow.created', params.targetType, target)], touched };
-        }
-        if (!existing) return refusal(command, notFound(`a follow of this ${params.targetType}`));
-        current.delete(key);
-        if (!inserted.delete(key)) removed.push(existing.id);
-        return { command, result: { status: 200, body: { follow: presentFollow(existing, params.view), following: false } }, outcome: 'applied', events: [followEventDraft('follow.removed', params.targetType, target)], touched };
-      });
+      const state = stateOf(em, rows);
+      const decisions = commands.map((command) => (type === followTarget.type ? follow(state, command, now) : unfollow(state, command)));
       const writes: Statement[] = [];
-      if (inserted.size > 0) writes.push(insertRows(em, Follow, [...inserted.values()]));
-      if (removed.length > 0) writes.push(statement(`delete from follow where id = ${ANY_OF}`, [textArray(removed)]));
+      if (state.inserted.size > 0) writes.push(insertRows(em, Follow, [...state.inserted.values()]));
+      if (state.removed.length > 0) writes.push(statement(`delete from follow where id = ${ANY_OF}`, [textArray(state.removed)]));
       return { decisions, writes };
     },
   };

@@ -1,12 +1,13 @@
+// Runs normally set-based (src/commands/batches/follows.ts); these per-command handlers are the fallback.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Follow } from '../../entities/follow.ts';
+import { Project } from '../../entities/project.ts';
 import { Topic } from '../../entities/topic.ts';
-import { notFound } from '../../errors.ts';
-import { newId } from '../../ids.ts';
+import type { Actor } from '../../pipeline/command.ts';
 import type { View } from '../../views/view.ts';
 import { presentFollow } from '../../views/follow.ts';
-import { projectBySlug } from '../lookups.ts';
-import { defineCommand, ok, type CommandContext, type EventDraft } from '../types.ts';
+import { defineCommand, ok } from '../types.ts';
+import { decideFollow, decideUnfollow, type FollowState, type Target } from './followRules.ts';
 
 export interface FollowParams {
   targetType: 'project' | 'topic';
@@ -15,63 +16,48 @@ export interface FollowParams {
   view: View;
 }
 
-export interface Target {
-  targetId: string;
-  projectSlug: string;
-  topicSlug: string | null;
-}
-
-async function resolveTarget(em: EntityManager, params: FollowParams): Promise<Target> {
+async function findTarget(em: EntityManager, params: FollowParams): Promise<Target | null> {
   if (params.targetType === 'project') {
-    const project = await projectBySlug(em, params.projectSlug);
-    return { targetId: project.id, projectSlug: project.slug, topicSlug: null };
+    const project = await em.findOne(Project, { slug: params.projectSlug });
+    return project && { targetId: project.id, projectSlug: project.slug, topicSlug: null };
   }
   const topic = await em.findOne(Topic, { projectSlug: params.projectSlug, slug: params.topicSlug ?? '' });
-  if (!topic) throw notFound(`topic ${params.projectSlug}/${params.topicSlug ?? ''}`);
-  return { targetId: topic.id, projectSlug: topic.projectSlug, topicSlug: topic.slug };
+  return topic && { targetId: topic.id, projectSlug: topic.projectSlug, topicSlug: topic.slug };
 }
 
-/**
- * Events of follows name only the target, never the follower: who follows
- * what is the agent's own business (the follows listing needs its token),
- * and a public ledger naming followers would let anyone rebuild that list.
- */
-export function followEventDraft(type: 'follow.created' | 'follow.removed', targetType: FollowParams['targetType'], target: Target): EventDraft {
-  return { type, projectSlug: target.projectSlug, topicSlug: target.topicSlug, data: { targetType }, actor: null };
+/** The target and the follower's follow of it, read through `em`. */
+async function followState(em: EntityManager, params: FollowParams, follower: Actor): Promise<FollowState> {
+  const target = await findTarget(em, params);
+  const follow = target && (await em.findOne(Follow, { agentId: follower.agentId, targetType: params.targetType, targetId: target.targetId }));
+  return { target, follow };
 }
 
-function followEvent({ emit, params }: CommandContext<FollowParams>, type: 'follow.created' | 'follow.removed', target: Target): void {
-  emit(followEventDraft(type, params.targetType, target));
-}
-
-/** Following is idempotent: following again answers the existing follow and records nothing. */
+/** follow.follow one command at a time: decideFollow (src/commands/follows/followRules.ts) over state read through `em`. */
 export const followTarget = defineCommand<FollowParams>({
   type: 'follow.follow',
-  async handle(ctx) {
-    const { em, params, now, actor, touch } = ctx;
-    const target = await resolveTarget(em, params);
-    const where = { agentId: actor().agentId, targetType: params.targetType, targetId: target.targetId };
-    let follow = await em.findOne(Follow, where);
-    if (!follow) {
-      follow = em.create(Follow, { id: newId('fol', now.getTime()), ...where, projectSlug: target.projectSlug, topicSlug: target.topicSlug, createdAt: now });
-      followEvent(ctx, 'follow.created', target);
-      touch(`follows:${actor().agentId}`);
+  async handle({ em, params, now, actor, emit, touch }) {
+    const follower = actor();
+    const decision = decideFollow(await followState(em, params, follower), params, follower, now);
+    if (decision.kind === 'refused') throw decision.error;
+    if (decision.kind === 'created') {
+      em.create(Follow, decision.follow);
+      emit(decision.event);
+      touch(...decision.touched);
     }
-    return ok({ follow: presentFollow(follow, params.view), following: true });
+    return ok({ follow: presentFollow(decision.follow, params.view), following: true });
   },
 });
 
-/** Unfollowing something not followed is 404: the caller learns its list was not what it thought. */
+/** follow.unfollow one command at a time: decideUnfollow (src/commands/follows/followRules.ts) over state read through `em`. */
 export const unfollowTarget = defineCommand<FollowParams>({
   type: 'follow.unfollow',
-  async handle(ctx) {
-    const { em, params, actor, touch } = ctx;
-    const target = await resolveTarget(em, params);
-    const follow = await em.findOne(Follow, { agentId: actor().agentId, targetType: params.targetType, targetId: target.targetId });
-    if (!follow) throw notFound(`a follow of this ${params.targetType}`);
-    em.remove(follow);
-    followEvent(ctx, 'follow.removed', target);
-    touch(`follows:${actor().agentId}`);
-    return ok({ follow: presentFollow(follow, params.view), following: false });
+  async handle({ em, params, actor, emit, touch }) {
+    const follower = actor();
+    const decision = decideUnfollow(await followState(em, params, follower), params, follower);
+    if (decision.kind === 'refused') throw decision.error;
+    em.remove(decision.follow);
+    emit(decision.event);
+    touch(...decision.touched);
+    return ok({ follow: presentFollow(decision.follow, params.view), following: false });
   },
 });
