@@ -39,6 +39,14 @@ export interface Settings {
    * long, so a load balancer stops sending before the listener closes.
    */
   drainGraceMs: number;
+  /**
+   * Streaming replicas that serve reads (see src/db/replicas.ts); empty: every
+   * query goes to DATABASE_URL. Set it on workers too: they record commit
+   * positions only when it is set.
+   */
+  databaseReplicaUrls: string[];
+  /** A replica further behind the primary than this is skipped until it catches up. */
+  replicaMaxLagMs: number;
 }
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -68,7 +76,25 @@ const schema = Joi.object({
   METRICS_PORT: Joi.number().integer().min(0).max(65535).default(9091),
   PRUNE_INTERVAL_MS: Joi.number().integer().min(1000).default(3_600_000),
   DRAIN_GRACE_MS: Joi.number().integer().min(0).max(120_000).default(5000),
+  DATABASE_REPLICA_URLS: Joi.string()
+    .allow('')
+    .default('')
+    .custom((value: string, helpers) => {
+      for (const url of splitList(value)) {
+        if (Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).validate(url).error) return helpers.message({ custom: `"${url}" is not a postgres:// URL` });
+      }
+      return value;
+    }),
+  // At most a minute: commit positions live 5 minutes in Redis (src/store/commitPositions.ts), which must outlast the bound.
+  REPLICA_MAX_LAG_MS: Joi.number().integer().min(100).max(60_000).default(5000),
 }).unknown(true);
+
+function splitList(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
 
 export class SettingsError extends Error {}
 
@@ -78,10 +104,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     const problems = error.details.map((d) => `${String(d.path[0])}: ${d.message}`).join('; ');
     throw new SettingsError(`Invalid environment settings: ${problems}`);
   }
-  const fingerprints = String(value.RELAY_OPERATOR_FINGERPRINTS)
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const fingerprints = splitList(String(value.RELAY_OPERATOR_FINGERPRINTS));
   return {
     port: value.PORT,
     host: value.HOST,
@@ -100,5 +123,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     metricsPort: value.METRICS_PORT,
     pruneIntervalMs: value.PRUNE_INTERVAL_MS,
     drainGraceMs: value.DRAIN_GRACE_MS,
+    databaseReplicaUrls: splitList(String(value.DATABASE_REPLICA_URLS)),
+    replicaMaxLagMs: value.REPLICA_MAX_LAG_MS,
   };
 }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings.ts';
 import type { Orm } from './db/orm.ts';
+import type { ReadReplicas } from './db/replicas.ts';
 import type { Logger } from './observability/logger.ts';
 import type { Metrics } from './observability/metrics.ts';
 import type { DependencyHealth } from './observability/outages.ts';
@@ -22,4 +23,6 @@ export interface Runtime {
 export interface ApiContext extends Runtime, Stores {
   admission: AdmissionStore;
   dispatcher: Dispatcher;
+  /** Where a read runs: a replica that has replayed what the reader must see, else the primary. */
+  replicas: ReadReplicas;
 }

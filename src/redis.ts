@@ -30,6 +30,7 @@ export function redisKeys(prefix: string) {
     rateBucket: (subject: string, rateClass: string) => `${prefix}:rate:${rateClass}:${subject}`,
     etagScope: (scope: string) => `${prefix}:etag:${scope}`,
     credential: (tokenHash: string) => `${prefix}:credential:${tokenHash}`,
+    commitPosition: (agentId: string) => `${prefix}:position:${agentId}`,
     outboxDirty: `${prefix}:ledger:dirty`,
     ledgerHead: `${prefix}:ledger:head`,
     replyChannel: (instanceId: string) => `${prefix}:replies:${instanceId}`,

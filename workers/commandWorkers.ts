@@ -4,6 +4,7 @@ import { failpoint } from '../src/failpoints.ts';
 import { isConnectionError, outageOf } from '../src/observability/outages.ts';
 import type { Command, CommandBatch } from '../src/pipeline/command.ts';
 import { allPartitionQueueNames, queueCounts } from '../src/pipeline/partitions.ts';
+import { currentPosition } from '../src/db/replicas.ts';
 import { encodeReply } from '../src/pipeline/replies.ts';
 import { findResults, GAVE_UP } from '../src/pipeline/results.ts';
 import { settleWithin } from '../src/settle.ts';
@@ -90,13 +91,17 @@ export class CommandWorkers {
    * After commit, in one Redis round trip whatever the batch size: fresh
    * ETags, tombstones for changed credentials, retry-key results, then one
    * reply per command (a pipeline runs in order, so a client that hears its
-   * reply finds both already in place).
+   * reply finds both already in place). With read replicas, first one
+   * statement for the WAL position past this commit, recorded in the ETags
+   * and for every acting agent before the replies (src/db/replicas.ts).
    */
   private async deliver(executions: Execution[]): Promise<void> {
-    const { etags, credentials, ledgerMarks, idempotency } = this.stores;
+    const { etags, credentials, ledgerMarks, idempotency, positions } = this.stores;
     this.ledger.nudge();
+    const position = this.runtime.settings.databaseReplicaUrls.length > 0 ? await currentPosition(this.runtime.orm.em.fork()) : null;
     const pipeline = this.runtime.redis.pipeline();
-    etags.bump(pipeline, executions.flatMap((e) => e.touched));
+    etags.bump(pipeline, executions.flatMap((e) => e.touched), position);
+    if (position !== null) positions.record(pipeline, executions.flatMap((e) => (e.command.actor ? [e.command.actor.agentId] : [])), position);
     credentials.expire(pipeline, executions.flatMap((e) => e.expiredCredentials ?? []));
     // Outbox rows may be waiting: event reads take the publishing path until a publisher drains them.
     if (executions.some((e) => e.outcome === 'applied')) ledgerMarks.markDirty(pipeline);

@@ -77,7 +77,7 @@ export interface ChaosPostgres {
   stop(): Promise<void>;
 }
 
-function postgresBin(): string | null {
+export function postgresBin(): string | null {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return null;
   const versions = readdirSync(root).sort((a, b) => Number(b) - Number(a));
@@ -86,7 +86,7 @@ function postgresBin(): string | null {
 }
 
 /** initdb refuses to run as root; the suite then runs the cluster as the postgres user. */
-function asClusterOwner(command: string, args: string[]): [string, string[]] {
+export function asClusterOwner(command: string, args: string[]): [string, string[]] {
   return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
 }
 

@@ -46,9 +46,18 @@ async function releaseClientsWhoseConnectionEnded(orm: Orm): Promise<void> {
   pool.on('release', (_error: unknown, client: PooledClient) => checkedOut.delete(client));
 }
 
-export async function openOrm(databaseUrl: string, options: { poolMax?: number } = {}): Promise<Orm> {
+/** Connection and query timeouts of the pg pool; unset, pg waits as long as the operating system lets it. */
+export interface PoolTimeouts {
+  connectMs: number;
+  queryMs: number;
+}
+
+export async function openOrm(databaseUrl: string, options: { poolMax?: number; timeouts?: PoolTimeouts } = {}): Promise<Orm> {
+  const { timeouts } = options;
   const orm = await MikroORM.init({
     clientUrl: databaseUrl,
+    // Passed to pg's Pool (and so to each client) through MikroORM's driverOptions.
+    ...(timeouts ? { driverOptions: { connectionTimeoutMillis: timeouts.connectMs, query_timeout: timeouts.queryMs } } : {}),
     entities,
     extensions: [Migrator],
     // Migrations are listed explicitly so that no file-system discovery depends on the working directory.

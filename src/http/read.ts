@@ -1,10 +1,12 @@
 import type { Request, ResponseToolkit } from '@hapi/hapi';
 import canonicalize from 'canonicalize';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import Joi from 'joi';
 import type { ApiContext } from '../context.ts';
 import { ageDays } from '../domain/reputation.ts';
 import { ApiError } from '../errors.ts';
 import { sha256 } from '../crypto/encoding.ts';
+import { latestPosition } from '../store/commitPositions.ts';
 import type { View } from '../views/view.ts';
 import { headerValue } from './auth.ts';
 import type { ReadSpec } from './endpoint.ts';
@@ -70,7 +72,11 @@ export async function runRead(ctx: ApiContext, request: Request, h: ResponseTool
 
   const { access_token: _token, ...keyed } = query;
   // Issued together, so the Redis connection's auto-pipelining sends them in one write.
-  const [scoped, fresh] = await Promise.all([ctx.etags.read(read.etagScopes(query, actor)), read.freshness ? read.freshness(ctx, query, actor, now).then((f) => [f]) : []]);
+  const [scoped, fresh, ownPosition] = await Promise.all([
+    ctx.etags.read(read.etagScopes(query, actor)),
+    read.freshness ? read.freshness(ctx, query, actor, now).then((f) => [f]) : [],
+    auth && ctx.replicas.enabled ? ctx.positions.of(auth.actor.agentId) : 0n,
+  ]);
   const fingerprints = [...scoped, ...fresh];
   // The actor's whole days of age move its score and tier, so they are part of every authenticated ETag.
   const standing = auth ? `${actor?.agentId ?? '-'}:${Math.floor(ageDays(auth.agent.createdAt, now))}` : '-';
@@ -78,6 +84,9 @@ export async function runRead(ctx: ApiContext, request: Request, h: ResponseTool
   if (ifNoneMatchIncludes(headerValue(request, 'if-none-match'), etag)) {
     return h.response().code(304).etag(etag.slice(1, -1)).header('Cache-Control', 'private, no-cache');
   }
-  const body = await read.handler({ query, actor, view: query.view, em: db(), now });
+  const handle = (em: EntityManager) => read.handler({ query, actor, view: query.view, em, now });
+  // A replica serves the body only once past the reader's own last commit and the commits behind its ETag (src/db/replicas.ts);
+  // a freshness fingerprint (ledger head, tree size, ages) carries no commit position, so those reads stay on the primary.
+  const body = read.freshness ? await handle(db()) : await ctx.replicas.read(latestPosition(ownPosition, scoped), db, handle);
   return h.response(envelope(request.path, true, body)).etag(etag.slice(1, -1)).header('Cache-Control', 'private, no-cache');
 }

@@ -5,6 +5,7 @@ import { drainAndStop } from '../http/drain.ts';
 import { envelope } from '../http/envelope.ts';
 import { registerEndpoints } from '../http/router.ts';
 import { createHttpServer } from '../http/server.ts';
+import { ReadReplicas } from '../db/replicas.ts';
 import { Dispatcher } from '../pipeline/dispatcher.ts';
 import { ReplyListener } from '../pipeline/replies.ts';
 import { findResult } from '../pipeline/results.ts';
@@ -57,7 +58,8 @@ export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
   });
   runtime.metrics.watchQueues(() => dispatcher.queueCounts());
   const admission = new AdmissionStore(redis, new RateLimiter(redis), stores.idempotency);
-  const ctx: ApiContext = { ...runtime, ...stores, redis, admission, dispatcher };
+  const replicas = await ReadReplicas.open(orm, settings.databaseReplicaUrls, { maxLagMs: settings.replicaMaxLagMs, health: runtime.health });
+  const ctx: ApiContext = { ...runtime, ...stores, redis, admission, dispatcher, replicas };
   const server = await createHttpServer(ctx);
   registerApi(server, ctx);
   await server.start();
@@ -67,6 +69,7 @@ export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
       await drainAndStop(server, settings.drainGraceMs, settings.commandTimeoutMs + 1000);
       await replies.stop();
       await dispatcher.close();
+      await replicas.close();
       await closeRedis(redis);
     },
   };

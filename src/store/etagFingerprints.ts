@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { fingerprintWithPosition } from './commitPositions.ts';
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { RedisKeys } from '../redis.ts';
 
@@ -34,8 +35,11 @@ export class EtagFingerprints {
     );
   }
 
-  /** Queues fresh fingerprints for the scopes on `pipeline`; the caller sends it with its other writes. */
-  bump(pipeline: ChainableCommander, scopes: string[]): void {
-    for (const scope of new Set(scopes)) pipeline.set(this.keys.etagScope(scope), randomBytes(9).toString('base64url'), 'EX', TTL_SECONDS);
+  /**
+   * Queues fresh fingerprints for the scopes on `pipeline`; the caller sends it with its other writes.
+   * `position`: the commit's WAL position, when replicas serve reads (see commitPositions.ts).
+   */
+  bump(pipeline: ChainableCommander, scopes: string[], position: bigint | null = null): void {
+    for (const scope of new Set(scopes)) pipeline.set(this.keys.etagScope(scope), fingerprintWithPosition(randomBytes(9).toString('base64url'), position), 'EX', TTL_SECONDS);
   }
 }

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { redisKeys, type RedisKeys } from '../redis.ts';
+import { CommitPositions } from './commitPositions.ts';
 import { CredentialCache } from './credentialCache.ts';
 import { EtagFingerprints } from './etagFingerprints.ts';
 import { IdempotencyStore } from './idempotencyStore.ts';
@@ -12,6 +13,7 @@ export interface Stores {
   credentials: CredentialCache;
   ledgerMarks: LedgerMarks;
   idempotency: IdempotencyStore;
+  positions: CommitPositions;
 }
 
 /**
@@ -26,5 +28,6 @@ export function storesOn(redis: Redis, prefix: string): Stores {
     credentials: new CredentialCache(redis, keys),
     ledgerMarks: new LedgerMarks(redis, keys),
     idempotency: new IdempotencyStore(redis),
+    positions: new CommitPositions(redis, keys),
   };
 }
