@@ -15,7 +15,7 @@ import type { CommandContext, CommandHandler, EventDraft } from '../src/commands
 import { requireActor } from '../src/commands/types.ts';
 import { OutboxEvent } from '../src/entities/outboxEvent.ts';
 import { ApiError } from '../src/errors.ts';
-import type { Command, CommandResult } from '../src/pipeline/command.ts';
+import { currentCommand, type Command, type CommandResult } from '../src/pipeline/command.ts';
 import { findResult, findResults, queueResult, recordResult, refusalResult } from '../src/pipeline/results.ts';
 import { applySetBased, takesSetBasedPath } from './applySetBased.ts';
 import { lockBatch, outboxRow, type Execution } from './batchTransaction.ts';
@@ -48,6 +48,7 @@ async function runHandler(em: EntityManager, settings: Settings, command: Comman
     em,
     command,
     params: command.data,
+    view: command.view,
     now,
     settings,
     actor: () => requireActor(command.actor),
@@ -142,9 +143,11 @@ async function applyOptimistically(root: EntityManager, settings: Settings, comm
 export async function executeBatch(
   root: EntityManager,
   settings: Settings,
-  commands: Command[],
+  enqueued: Command[],
   onRetry: BatchRetryListener = () => {},
 ): Promise<{ executions: Execution[]; failures: Failure[] }> {
+  // A command from an API older than Command.view carries the view in its data.
+  const commands = enqueued.map(currentCommand);
   if (takesSetBasedPath(commands)) {
     try {
       return { executions: await applySetBased(root, commands), failures: [] };

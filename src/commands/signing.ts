@@ -1,7 +1,7 @@
 import type Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Agent } from '../entities/agent.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, type ErrorCode } from '../errors.ts';
 import { refuseUnstorableText } from '../domain/storableText.ts';
 import { fromBase64url, sha256, toBase64url } from '../crypto/encoding.ts';
 import { spendNonce, verifySignedAction, type PreparedSignedAction, type SignedSubmission, type Signer } from '../crypto/signedAction.ts';
@@ -15,6 +15,9 @@ export function signerOf(agent: Agent): Signer {
 export function signingBlock(prepared: PreparedSignedAction) {
   return { payload: prepared.payload, envelope: prepared.envelope, message: prepared.message, expiresAt: prepared.expiresAt };
 }
+
+/** What acceptSignedAction refuses a submission with: a malformed or unbound payload, a stale envelope, a foreign signature, a spent nonce. */
+export const signedActionErrors: ErrorCode[] = ['invalid_request', 'stale_envelope', 'signature_rejected', 'conflict'];
 
 export interface AcceptedSubmission<T> {
   payload: T;

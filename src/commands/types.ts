@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Settings } from '../../config/settings.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, type ErrorCode } from '../errors.ts';
 import type { Actor, Command, CommandResult } from '../pipeline/command.ts';
+import type { View } from '../views/view.ts';
 
 /** An event a command wants in the ledger; written to the outbox in the command's transaction. */
 export interface EventDraft {
@@ -21,6 +22,8 @@ export interface CommandContext<P> {
   em: EntityManager;
   command: Command;
   params: P;
+  /** The view the answer is rendered in (the command's, set by the HTTP tier). */
+  view: View;
   now: Date;
   settings: Settings;
   /** The authenticated agent; commands reachable without a token never call it. */
@@ -39,8 +42,17 @@ export interface CommandContext<P> {
 export type CommandEffects = Pick<CommandContext<unknown>, 'em' | 'now' | 'emit' | 'touch'>;
 
 export interface CommandHandler<P = Record<string, unknown>> {
+  /** What the command is called on the queue: Command.type. */
   type: string;
-  handle(ctx: CommandContext<P>): Promise<CommandResult>;
+  /**
+   * The codes `handle` refuses a command with, as the HTTP tier admits it;
+   * openapi.json lists them for every action running this command. Not the
+   * unreachable ones: `actor()` without an agent (the router refuses first),
+   * or the caller's own agent missing (agents are never deleted).
+   */
+  errors: ErrorCode[];
+  /** A property, not a method, so a handler accepts only params that carry what it reads (strictFunctionTypes). */
+  handle: (ctx: CommandContext<P>) => Promise<CommandResult>;
 }
 
 export function defineCommand<P>(handler: CommandHandler<P>): CommandHandler<P> {

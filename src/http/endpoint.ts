@@ -2,7 +2,8 @@ import type Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiContext } from '../context.ts';
 import type { ErrorCode } from '../errors.ts';
-import type { Actor } from '../pipeline/command.ts';
+import type { CommandHandler } from '../commands/types.ts';
+import type { Actor, IssuedToken } from '../pipeline/command.ts';
 import type { View } from '../views/view.ts';
 import type { RateClass } from './quotas.ts';
 
@@ -40,23 +41,35 @@ export interface ReadSpec<Q = any> {
   errors: ErrorCode[];
 }
 
-export interface ActionSpec<P = any> {
+interface ActionFields<P> {
   summary: string;
   params: Joi.ObjectSchema<P>;
   /** Registration needs no token; every other mutation does. */
   auth: 'agent' | 'anonymous';
   rateClass: RateClass;
-  /** Command type handled by a worker (src/commands). */
-  command: string;
   /** Project slug, or agent/handle for commands outside a project. */
   partitionKey: (params: P, actor: Actor | null, db: () => EntityManager) => string | Promise<string>;
   successStatus: number[];
   /** The shape of a successful result's body without the envelope (views/schema.ts). */
   response: Joi.Schema;
+  /** What the HTTP tier refuses the action with; openapi.json adds the command's own (CommandHandler.errors). */
   errors: ErrorCode[];
-  /** The HTTP tier mints a bearer token: its hash goes to the command, the secret only to this response. */
-  issuesToken?: boolean;
 }
+
+/**
+ * A mutation and the handler a worker runs it with (src/commands): the
+ * command crosses the queue as its type, and the handler takes exactly the
+ * validated params (`view` travels beside them, as Command.view).
+ */
+export type ActionSpec<P = any> = ActionFields<P> &
+  (
+    | { command: CommandHandler<P>; issuesToken?: false }
+    | {
+        command: CommandHandler<P & IssuedToken>;
+        /** The HTTP tier mints a bearer token: its hash goes to the command, the secret only to this response. */
+        issuesToken: true;
+      }
+  );
 
 /**
  * One declaration per endpoint drives request validation, authentication,

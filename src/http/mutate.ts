@@ -8,6 +8,7 @@ import { tierFor } from '../domain/reputation.ts';
 import { ApiError } from '../errors.ts';
 import { randomToken, sha256, sha256Hex } from '../crypto/encoding.ts';
 import type { Command, CommandResult } from '../pipeline/command.ts';
+import type { View } from '../views/view.ts';
 import type { RetryKeyClaim } from '../store/admission.ts';
 import type { Claim, ClaimHolder } from '../store/idempotencyStore.ts';
 import type { RateDecision } from '../store/rateLimiter.ts';
@@ -182,13 +183,17 @@ export async function runMutation(
   const { decision } = admitted;
   if (decision && !decision.allowed) throw refuseOverLimit(ctx, action, decision);
 
-  // The secret of a token this action issues never crosses the queue: the command carries its hash.
+  // The secret of a token this action issues never crosses the queue: the command carries its hash,
+  // and the secret joins only this response, below (a security property, not a rendering step).
   const tokenSecret = action.issuesToken ? `agora_${randomToken(32)}` : null;
+  // `view` rides beside the data, not in it; the retry-key fingerprint above still covers it.
+  const { view, ...data } = params;
   const result = await dispatch(ctx, {
     commandId: identity.commandId,
-    type: action.command,
+    type: action.command.type,
     actor: auth?.actor ?? null,
-    data: tokenSecret ? { ...params, tokenHash: hashToken(tokenSecret) } : params,
+    data: tokenSecret ? { ...data, tokenHash: hashToken(tokenSecret) } : data,
+    view: view as View,
     partitionKey: await action.partitionKey(params, auth?.actor ?? null, db),
     idempotency: identity.claim ? { cacheKey: identity.claim.cacheKey, fingerprint: identity.claim.fingerprint } : null,
     replyTo: ctx.dispatcher.replyChannel,

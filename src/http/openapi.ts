@@ -55,6 +55,11 @@ function errorResponses(codes: readonly ErrorCode[]): Record<string, unknown> {
   return out;
 }
 
+/** What an action can answer: the refusals its route declares, and those its command's handler raises in the worker. */
+function actionErrorCodes(action: ActionSpec): ErrorCode[] {
+  return [...action.errors, ...action.command.errors];
+}
+
 function rateHeaders(withRetryAfter: boolean): Record<string, unknown> {
   const integer = { schema: { type: 'integer' } };
   const headers: Record<string, unknown> = { 'RateLimit-Limit': integer, 'RateLimit-Remaining': integer, 'RateLimit-Reset': integer };
@@ -145,7 +150,7 @@ function readSecurity(endpoint: EndpointSpec): Record<string, string[]>[] {
 function operations(endpoint: EndpointSpec, version: string): Record<string, unknown> {
   const actions = Object.entries(endpoint.actions ?? {});
   const readErrors = endpoint.read?.errors ?? [];
-  const actionErrors = actions.flatMap(([, a]) => a.errors);
+  const actionErrors = actions.flatMap(([, a]) => actionErrorCodes(a));
   const actionResults: [number[], Joi.Schema][] = actions.map(([, a]) => [a.successStatus, a.response]);
   const anyAgentAction = actions.some(([, a]) => a.auth === 'agent');
   const path: Record<string, unknown> = {

@@ -1,5 +1,9 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
+import { register } from '../../src/commands/identity/register.ts';
+import { errorStatus, type ErrorCode } from '../../src/errors.ts';
+import { registerEndpoint } from '../../src/routes/forum/agents/register.ts';
+import { forumEndpoints } from '../../src/routes/forum/index.ts';
 import { useTestApp } from '../support/testApp.ts';
 
 const t = useTestApp();
@@ -37,6 +41,22 @@ describe('discovery and openapi.json', () => {
     expect(limit?.schema.maximum).toBe(100);
   });
 
+  it('lists for every action the errors its command handler declares, beside those its route declares', async () => {
+    const spec = (await t.client.get('/api/forum/openapi.json')).body;
+    const listed = (path: string, code: ErrorCode): boolean => {
+      const description: string = spec.paths[path].post.responses[String(errorStatus[code])]?.description ?? '';
+      return description.slice(description.lastIndexOf(': ') + 2).split(', ').includes(code);
+    };
+    for (const endpoint of forumEndpoints(t.settings)) {
+      for (const [name, action] of Object.entries(endpoint.actions ?? {})) {
+        for (const code of action.command.errors) expect(listed(endpoint.path, code), `${endpoint.key} ${name}: ${code}`).toBe(true);
+      }
+    }
+    // A key registered under another handle is refused by the handler alone: the route does not name it.
+    expect(register.errors).toContain('conflict');
+    expect(registerEndpoint.actions?.register?.errors).not.toContain('conflict');
+    expect(spec.paths['/api/forum/agents/register'].post.responses['409'].description).toBe('Conflict: handle_taken, conflict');
+  });
 
   it('answers /healthz and /readyz with Postgres, Redis and migrations checked', async () => {
     expect((await t.client.get('/healthz')).status).toBe(200);

@@ -47,6 +47,17 @@ describe('retry keys', () => {
     expect(reused.body.error.code).toBe('idempotency_key_reused');
   });
 
+  it('counts the view as a parameter: the worker answers in it, and the same key with another view is another request', async () => {
+    const slug = unique('p-');
+    const key = unique('k');
+    const full = await t.client.post('/api/forum/projects', { action: 'create', slug, name: 'Viewed', view: 'full' }, { token: agent.token, headers: { 'idempotency-key': key } });
+    expect(full.status).toBe(200);
+    expect(full.body.project).toMatchObject({ slug, summary: '', roster: [{ handle: agent.handle, role: 'owner', creator: true }] });
+    const compact = await t.client.post('/api/forum/projects', { action: 'create', slug, name: 'Viewed' }, { token: agent.token, headers: { 'idempotency-key': key } });
+    expect(compact.status).toBe(409);
+    expect(compact.body.error.code).toBe('idempotency_key_reused');
+  });
+
   it('uses request_id as the retry key of a GET mutation', async () => {
     const slug = unique('p-');
     const request_id = unique('r');

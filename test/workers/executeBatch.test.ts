@@ -17,11 +17,18 @@ function createProjectCommand(slug: string): Command {
     commandId: randomUUID(),
     type: 'project.create',
     actor: { agentId: agent.agentId, handle: agent.handle, tokenId: agent.tokenId, fingerprint: 'unused' },
-    data: { slug, name: 'Batch', view: 'compact' },
+    data: { slug, name: 'Batch' },
+    view: 'compact',
     partitionKey: `project:${slug}`,
     idempotency: null,
     replyTo: 'unused',
   };
+}
+
+/** The command as an API from before Command.view enqueued it: no view field, the validated view (if any) in its data. */
+function olderApiCommand(slug: string, view?: 'compact' | 'full'): Command {
+  const { view: _view, data, ...rest } = createProjectCommand(slug);
+  return { ...rest, data: view ? { ...data, view } : data } as Command;
 }
 
 describe('a batch of commands in one transaction', () => {
@@ -51,5 +58,22 @@ describe('a batch of commands in one transaction', () => {
     expect(again.executions[0]?.result).toEqual(first.executions[0]?.result);
     expect(again.executions[0]?.touched).toEqual([]);
     expect(await t.orm.em.fork().count(Project, { slug: String(command.data.slug) })).toBe(1);
+  });
+
+  it('applies a command enqueued without a view field, as an older API would, and answers in the compact view', async () => {
+    const slug = unique('b-');
+    const { executions, failures } = await executeBatch(t.orm.em, t.settings, [olderApiCommand(slug)]);
+    expect(failures).toEqual([]);
+    expect(executions[0]?.result.status).toBe(200);
+    expect(Object.keys(executions[0]?.result.body.project as object).sort()).toEqual(['id', 'name', 'role', 'slug']);
+    expect(await t.orm.em.fork().count(Project, { slug })).toBe(1);
+  });
+
+  it('answers an older API command in the view its data carries, and hands the handler data without it', async () => {
+    const command = olderApiCommand(unique('b-'), 'full');
+    const { executions } = await executeBatch(t.orm.em, t.settings, [command]);
+    expect(executions[0]?.result.body.project).toMatchObject({ slug: command.data.slug, summary: '', roster: [{ handle: agent.handle, role: 'owner', creator: true }] });
+    expect(executions[0]?.command.view).toBe('full');
+    expect(executions[0]?.command.data).toEqual({ slug: command.data.slug, name: 'Batch' });
   });
 });

@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 
 function command(agent: TestAgent, type: string, data: Record<string, unknown>, commandId: string = randomUUID()): Command {
-  return { commandId, type, actor: { agentId: agent.agentId, handle: agent.handle, tokenId: agent.tokenId, fingerprint: 'unused' }, data: { view: 'compact', ...data }, partitionKey: `project:${topic.projectSlug}`, idempotency: null, replyTo: 'unused' };
+  return { commandId, type, actor: { agentId: agent.agentId, handle: agent.handle, tokenId: agent.tokenId, fingerprint: 'unused' }, data, view: 'compact', partitionKey: `project:${topic.projectSlug}`, idempotency: null, replyTo: 'unused' };
 }
 const post = (agent: TestAgent, data: Record<string, unknown> = {}, id?: string) => command(agent, 'post.create', { projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: unique('body '), review: false, ...data }, id);
 const vote = (agent: TestAgent, postId: string, value: 'support' | 'contest') => command(agent, 'vote.cast', { postId, value });
@@ -203,5 +203,15 @@ describe('a batch of hot commands applied set-based', () => {
     expect(actions).toEqual([{ state: 'quarantined', actor_id: null }]);
     const events = await t.orm.em.fork().execute<{ type: string }[]>('select type from outbox_event where subject_id = ? order by id', [postId]);
     expect(events.map((e) => e.type)).toEqual(['post.created', 'flag.created', 'flag.created', 'flag.updated', 'flag.created', 'post.moderated', 'flag.created']);
+  });
+
+  it('answers a post enqueued without a view field, as an older API would, in the compact view, without falling back', async () => {
+    const { view: _view, ...older } = post(topic.owner);
+    const { executions, failures, retries } = await run([older as Command, { ...post(topic.owner), view: 'full' }]);
+    expect(failures).toEqual([]);
+    expect(retries).toEqual([]);
+    const [compact, full] = executions.map((e) => e.result.body.post as Record<string, unknown>);
+    expect(compact).not.toHaveProperty('createdAt');
+    expect(full).toHaveProperty('createdAt');
   });
 });

@@ -1367,7 +1367,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: handle_taken */
+            /** @description Conflict: handle_taken, conflict */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1513,7 +1513,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: handle_taken */
+            /** @description Conflict: handle_taken, conflict */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -2,7 +2,7 @@ import Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Settings } from '../../../config/settings.ts';
 import { AccountLink } from '../../entities/accountLink.ts';
-import { ApiError } from '../../errors.ts';
+import { ApiError, type ErrorCode } from '../../errors.ts';
 
 /** Envelope action of an account link. */
 export const ACCOUNT_LINK_ACTION = 'account-link.confirm';
@@ -23,6 +23,9 @@ export const accountLinkPayloadSchema = Joi.object<AccountLinkPayload>({
 });
 
 export const ACCOUNT_LINKS_UNAVAILABLE = 'account links are not configured on this deployment (ACCOUNTS_LINK_SECRET is unset)';
+
+/** What reading a code from the accounts service refuses with: no shared secret here, a malformed or forged code, an expired one. */
+export const accountCodeErrors: ErrorCode[] = ['service_unavailable', 'invalid_request', 'challenge_expired'];
 
 /** The shared secret; the HTTP tier already answers 503 without it, a worker configured differently does too. */
 export function linkSecret(settings: Settings): string {

@@ -3,15 +3,13 @@ import { openLinkCode } from '../../crypto/linkCode.ts';
 import type { SignedSubmission } from '../../crypto/signedAction.ts';
 import { newId } from '../../ids.ts';
 import { presentAccountLink } from '../../views/accountLink.ts';
-import type { View } from '../../views/view.ts';
 import { agentById } from '../lookups.ts';
-import { acceptSignedAction, bindingMismatch } from '../signing.ts';
+import { acceptSignedAction, bindingMismatch, signedActionErrors } from '../signing.ts';
 import { defineCommand, ok } from '../types.ts';
-import { ACCOUNT_LINK_ACTION, accountLinkPayloadSchema, consumeCode, linkSecret, refuseSecondLink } from './accountLinkPayload.ts';
+import { accountCodeErrors, ACCOUNT_LINK_ACTION, accountLinkPayloadSchema, consumeCode, linkSecret, refuseSecondLink } from './accountLinkPayload.ts';
 
 export interface ConfirmAccountLinkParams extends SignedSubmission {
   link_code: string;
-  view: View;
 }
 
 /**
@@ -21,7 +19,8 @@ export interface ConfirmAccountLinkParams extends SignedSubmission {
  */
 export const confirmAccountLink = defineCommand<ConfirmAccountLinkParams>({
   type: 'account-link.confirm',
-  async handle({ em, params, now, actor, settings, touch }) {
+  errors: [...accountCodeErrors, ...signedActionErrors],
+  async handle({ em, params, view, now, actor, settings, touch }) {
     const claims = openLinkCode(linkSecret(settings), params.link_code, now);
     const agent = await agentById(em, actor().agentId);
     const { payload } = await acceptSignedAction(em, ACCOUNT_LINK_ACTION, agent, params, accountLinkPayloadSchema, now);
@@ -42,6 +41,6 @@ export const confirmAccountLink = defineCommand<ConfirmAccountLinkParams>({
       createdAt: now,
     });
     touch(`account-link:${agent.id}`);
-    return ok({ accountLink: presentAccountLink(link, params.view) });
+    return ok({ accountLink: presentAccountLink(link, view) });
   },
 });

@@ -4,7 +4,7 @@ import { ApiError } from '../../errors.ts';
 import { agentById } from '../lookups.ts';
 import { signerOf, signingBlock } from '../signing.ts';
 import { defineCommand, ok } from '../types.ts';
-import { ACCOUNT_LINK_ACTION, isCodeUsed, linkSecret, refuseSecondLink, type AccountLinkPayload } from './accountLinkPayload.ts';
+import { accountCodeErrors, ACCOUNT_LINK_ACTION, isCodeUsed, linkSecret, refuseSecondLink, type AccountLinkPayload } from './accountLinkPayload.ts';
 
 export interface PrepareAccountLinkParams {
   link_code: string;
@@ -15,6 +15,7 @@ const MAX_TTL_MS = 10 * 60_000;
 /** Checks the link code and returns the payload binding it to the caller: nothing is written or consumed. */
 export const prepareAccountLink = defineCommand<PrepareAccountLinkParams>({
   type: 'account-link.prepare',
+  errors: [...accountCodeErrors, 'conflict'],
   async handle({ em, params, now, actor, settings }) {
     const claims = openLinkCode(linkSecret(settings), params.link_code, now);
     if (await isCodeUsed(em, claims.nonce)) throw new ApiError('conflict', 'this link code was already used');

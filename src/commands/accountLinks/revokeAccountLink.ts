@@ -6,6 +6,7 @@ import { linkSecret } from './accountLinkPayload.ts';
 /** The agent's side of revocation: deletes its own link at once. Without one: 404. */
 export const revokeAccountLink = defineCommand<Record<string, never>>({
   type: 'account-link.revoke',
+  errors: ['service_unavailable', 'not_found'],
   async handle({ em, actor, settings, touch }) {
     linkSecret(settings);
     const agentId = actor().agentId;

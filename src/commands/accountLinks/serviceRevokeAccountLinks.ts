@@ -1,7 +1,7 @@
 import { AccountLink } from '../../entities/accountLink.ts';
 import { openRevocationNotice } from '../../crypto/linkCode.ts';
 import { defineCommand, ok } from '../types.ts';
-import { consumeCode, linkSecret } from './accountLinkPayload.ts';
+import { accountCodeErrors, consumeCode, linkSecret } from './accountLinkPayload.ts';
 
 export interface ServiceRevokeParams {
   notice: string;
@@ -14,6 +14,7 @@ export interface ServiceRevokeParams {
  */
 export const serviceRevokeAccountLinks = defineCommand<ServiceRevokeParams>({
   type: 'account-link.service-revoke',
+  errors: [...accountCodeErrors, 'conflict'],
   async handle({ em, params, now, settings, touch }) {
     const claims = openRevocationNotice(linkSecret(settings), params.notice, now);
     await consumeCode(em, claims.nonce, 'revoke', now);

@@ -3,7 +3,6 @@ import { ModerationAction } from '../../entities/moderationAction.ts';
 import { ApiError, forbidden } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { presentAppeal } from '../../views/appeal.ts';
-import type { View } from '../../views/view.ts';
 import { postById } from '../posts/postLookup.ts';
 import { defineCommand, ok } from '../types.ts';
 import { appealScopes } from './appealScopes.ts';
@@ -11,7 +10,6 @@ import { appealScopes } from './appealScopes.ts';
 export interface CreateAppealParams {
   postId: string;
   reason: string;
-  view: View;
 }
 
 /**
@@ -22,7 +20,8 @@ export interface CreateAppealParams {
  */
 export const createAppeal = defineCommand<CreateAppealParams>({
   type: 'appeal.create',
-  async handle({ em, params, now, actor, emit, touch }) {
+  errors: ['not_found', 'forbidden', 'conflict'],
+  async handle({ em, params, view, now, actor, emit, touch }) {
     const appellant = actor();
     const post = await postById(em, params.postId);
     if (post.authorId !== appellant.agentId) throw forbidden('only the post’s author appeals its moderation');
@@ -51,6 +50,6 @@ export const createAppeal = defineCommand<CreateAppealParams>({
     });
     emit({ type: 'appeal.created', projectSlug: post.projectSlug, topicSlug: post.topicSlug, subjectId: appeal.id, data: { postId: post.id, appealedState: post.moderationState } });
     touch(...appealScopes(post.id));
-    return ok({ appeal: presentAppeal(appeal, params.view) });
+    return ok({ appeal: presentAppeal(appeal, view) });
   },
 });

@@ -4,7 +4,6 @@ import { ApiError, forbidden, notFound } from '../../errors.ts';
 import { presentAppeal } from '../../views/appeal.ts';
 import { presentModerationAction } from '../../views/moderationAction.ts';
 import { presentPost } from '../../views/post.ts';
-import type { View } from '../../views/view.ts';
 import { roleIn } from '../lookups.ts';
 import { recordModeration } from '../moderation/recordModeration.ts';
 import { postById } from '../posts/postLookup.ts';
@@ -15,7 +14,6 @@ export interface DecideAppealParams {
   appealId: string;
   status: AppealDecision;
   detail?: string;
-  view: View;
 }
 
 /** The public reason code of the moderation action an upheld appeal records. */
@@ -29,8 +27,9 @@ export const APPEAL_UPHELD_REASON = 'appeal-upheld';
  */
 export const decideAppeal = defineCommand<DecideAppealParams>({
   type: 'appeal.decide',
+  errors: ['not_found', 'forbidden', 'already_decided'],
   async handle(ctx) {
-    const { em, params, now, actor, emit, touch } = ctx;
+    const { em, params, view, now, actor, emit, touch } = ctx;
     const decider = actor();
     const appeal = await em.findOne(Appeal, { id: params.appealId });
     if (!appeal) throw notFound(`appeal ${params.appealId}`);
@@ -48,9 +47,9 @@ export const decideAppeal = defineCommand<DecideAppealParams>({
     emit({ type: 'appeal.decided', projectSlug: post.projectSlug, topicSlug: post.topicSlug, subjectId: appeal.id, data: { postId: post.id, status: params.status, restored: restores } });
     touch(...appealScopes(post.id));
     return ok({
-      appeal: presentAppeal(appeal, params.view),
-      post: presentPost(post, params.view),
-      moderationAction: action ? presentModerationAction(action, params.view) : null,
+      appeal: presentAppeal(appeal, view),
+      post: presentPost(post, view),
+      moderationAction: action ? presentModerationAction(action, view) : null,
     });
   },
 });

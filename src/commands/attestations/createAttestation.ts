@@ -5,9 +5,8 @@ import { attestationExpiry } from '../../domain/attestations.ts';
 import type { SignedSubmission } from '../../crypto/signedAction.ts';
 import { newId } from '../../ids.ts';
 import { presentAttestation } from '../../views/attestation.ts';
-import type { View } from '../../views/view.ts';
 import { agentById } from '../lookups.ts';
-import { acceptSignedAction, bindingMismatch, preparedByNonce } from '../signing.ts';
+import { acceptSignedAction, bindingMismatch, preparedByNonce, signedActionErrors } from '../signing.ts';
 import { defineCommand, ok } from '../types.ts';
 import { ATTESTATION_ACTION, attestationPayloadSchema, type AttestationPayload } from './attestationPayload.ts';
 
@@ -24,7 +23,6 @@ export interface CreateAttestationParams extends Partial<Omit<SignedSubmission, 
   claim?: string;
   evidenceUrl?: string;
   expiresAt?: string;
-  view: View;
 }
 
 function disagreement(field: string): ApiError {
@@ -53,7 +51,8 @@ async function submissionOf(em: EntityManager, issuerId: string, params: CreateA
 /** Stores an attestation signed by the issuer's active key. The record grants nothing to anyone. */
 export const createAttestation = defineCommand<CreateAttestationParams>({
   type: 'attestation.create',
-  async handle({ em, params, now, actor, emit, touch }) {
+  errors: [...signedActionErrors, 'not_found'],
+  async handle({ em, params, view, now, actor, emit, touch }) {
     const issuer = await agentById(em, actor().agentId);
     const submission = await submissionOf(em, issuer.id, params);
     const { payload, nonce } = await acceptSignedAction(em, ATTESTATION_ACTION, issuer, submission, attestationPayloadSchema, now);
@@ -87,6 +86,6 @@ export const createAttestation = defineCommand<CreateAttestationParams>({
     });
     emit({ type: 'attestation.created', subjectId: attestation.id, data: { issuer: issuer.handle, subject: subject.handle, kind: attestation.kind } });
     touch('attestations');
-    return ok({ attestation: presentAttestation(attestation, params.view, now) });
+    return ok({ attestation: presentAttestation(attestation, view, now) });
   },
 });

@@ -23,6 +23,7 @@ export interface PrepareAttestationParams {
  */
 export const prepareAttestation = defineCommand<PrepareAttestationParams>({
   type: 'attestation.prepare',
+  errors: ['not_found', 'invalid_request'],
   async handle({ em, params, now, actor }) {
     const issuer = await agentById(em, actor().agentId);
     const subject = await agentByHandle(em, params.subject);

@@ -1,18 +1,17 @@
 import { Attestation } from '../../entities/attestation.ts';
 import { ApiError, forbidden, notFound } from '../../errors.ts';
 import { presentAttestation } from '../../views/attestation.ts';
-import type { View } from '../../views/view.ts';
 import { defineCommand, ok } from '../types.ts';
 
 export interface RevokeAttestationParams {
   attestationId: string;
-  view: View;
 }
 
 /** Only the issuer revokes; the record stays listed with status revoked. */
 export const revokeAttestation = defineCommand<RevokeAttestationParams>({
   type: 'attestation.revoke',
-  async handle({ em, params, now, actor, emit, touch }) {
+  errors: ['not_found', 'forbidden', 'conflict'],
+  async handle({ em, params, view, now, actor, emit, touch }) {
     const attestation = await em.findOne(Attestation, { id: params.attestationId });
     if (!attestation) throw notFound(`attestation ${params.attestationId}`);
     if (attestation.issuerId !== actor().agentId) throw forbidden('only the issuer revokes an attestation');
@@ -20,6 +19,6 @@ export const revokeAttestation = defineCommand<RevokeAttestationParams>({
     attestation.revokedAt = now;
     emit({ type: 'attestation.revoked', subjectId: attestation.id, data: { issuer: attestation.issuerHandle, subject: attestation.subjectHandle, kind: attestation.kind } });
     touch('attestations');
-    return ok({ attestation: presentAttestation(attestation, params.view, now) });
+    return ok({ attestation: presentAttestation(attestation, view, now) });
   },
 });

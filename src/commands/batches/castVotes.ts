@@ -73,7 +73,7 @@ export const castVotes: SetBasedHandler = {
         state.retallied.add(decision.post.id);
       }
       signals.push(...decision.signals);
-      return { command, result: { status: 200, body: voteAnswer(decision.vote, decision.post, params.view) }, outcome: 'applied', events: [decision.event], touched: decision.touched };
+      return { command, result: { status: 200, body: voteAnswer(decision.vote, decision.post, command.view) }, outcome: 'applied', events: [decision.event], touched: decision.touched };
     });
     const counters = signalWrites(signals);
     for (const decision of decisions) if (decision.outcome === 'applied') decision.touched.push(...counters.touched);

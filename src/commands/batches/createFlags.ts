@@ -50,7 +50,7 @@ export const createFlags: SetBasedHandler = {
       const decidedAt = settled.get(post.id) ?? null;
       const existing = flags.find((f) => f.reporterId === reporter.agentId) ?? null;
       const change = flagChange({ existing, post, reporter, reasonCode: params.reasonCode, detail: params.detail ?? null, settled: decidedAt, now });
-      const result = () => ({ status: 200, body: { flag: presentFlag(change.flag, params.view), post: presentPost(post, params.view) } });
+      const result = () => ({ status: 200, body: { flag: presentFlag(change.flag, command.view), post: presentPost(post, command.view) } });
       if (change.kind === 'unchanged') return { command, result: result(), outcome: 'applied', events: [], touched: [] };
       if (change.kind === 'created') {
         flags.push(change.flag);

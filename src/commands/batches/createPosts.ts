@@ -96,7 +96,7 @@ export const createPosts: SetBasedHandler = {
       // Later commands of the run mint ids after this post, and their replies may answer it.
       state.latest.set(decision.post.projectSlug, decision.latest);
       state.parents.set(decision.parent.id, decision.parent);
-      return { command, result: { status: 200, body: { post: presentPost(decision.post, params.view) } }, outcome: 'applied', events: [decision.event], touched: decision.touched };
+      return { command, result: { status: 200, body: { post: presentPost(decision.post, command.view) } }, outcome: 'applied', events: [decision.event], touched: decision.touched };
     });
     const counters = signalWrites(signals);
     for (const decision of decisions) if (decision.outcome === 'applied') decision.touched.push(...counters.touched);

@@ -50,7 +50,7 @@ function follow(state: State, command: Command, now: Date): Decision {
   const { key, decided } = followStateOf(state, params, follower.agentId);
   const decision = decideFollow(decided, params, follower, now);
   if (decision.kind === 'refused') return refusal(command, decision.error);
-  const result = { status: 200, body: { follow: presentFollow(decision.follow, params.view), following: true } };
+  const result = { status: 200, body: { follow: presentFollow(decision.follow, command.view), following: true } };
   if (decision.kind === 'unchanged') return { command, result, outcome: 'applied', events: [], touched: [] };
   state.current.set(key, decision.follow);
   state.inserted.set(key, decision.follow);
@@ -66,7 +66,7 @@ function unfollow(state: State, command: Command): Decision {
   if (decision.kind === 'refused') return refusal(command, decision.error);
   state.current.delete(key);
   if (!state.inserted.delete(key)) state.removed.push(decision.follow.id);
-  return { command, result: { status: 200, body: { follow: presentFollow(decision.follow, params.view), following: false } }, outcome: 'applied', events: [decision.event], touched: decision.touched };
+  return { command, result: { status: 200, body: { follow: presentFollow(decision.follow, command.view), following: false } }, outcome: 'applied', events: [decision.event], touched: decision.touched };
 }
 
 /**

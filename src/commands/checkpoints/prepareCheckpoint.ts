@@ -20,6 +20,7 @@ export interface PrepareCheckpointParams {
  */
 export const prepareCheckpoint = defineCommand<PrepareCheckpointParams>({
   type: 'checkpoint.prepare',
+  errors: ['invalid_request', 'conflict'],
   async handle({ em, params, now, actor }) {
     const agent = await agentById(em, actor().agentId);
     await requireProject(em, params.projectSlug);

@@ -5,9 +5,8 @@ import { newId } from '../../ids.ts';
 import { CHECKPOINT_ACTION, checkpointPayload, checkpointPayloadSchema, type CheckpointPayload } from '../../ledger/checkpointPayload.ts';
 import { loadProjectTree, projectTreeSize } from '../../ledger/tree.ts';
 import { presentCheckpoint } from '../../views/checkpoint.ts';
-import type { View } from '../../views/view.ts';
 import { agentById } from '../lookups.ts';
-import { acceptSignedAction, bindingMismatch } from '../signing.ts';
+import { acceptSignedAction, bindingMismatch, signedActionErrors } from '../signing.ts';
 import { defineCommand, ok } from '../types.ts';
 import { chainHead, requireProject } from './chain.ts';
 
@@ -16,7 +15,6 @@ export interface PublishCheckpointParams {
   payload: string;
   envelope: string;
   signature: string;
-  view: View;
 }
 
 /**
@@ -34,7 +32,8 @@ export interface PublishCheckpointParams {
  */
 export const publishCheckpoint = defineCommand<PublishCheckpointParams>({
   type: 'checkpoint.publish',
-  async handle({ em, params, now, actor, emit, touch }) {
+  errors: signedActionErrors,
+  async handle({ em, params, view, now, actor, emit, touch }) {
     const agent = await agentById(em, actor().agentId);
     const { payload } = await acceptSignedAction<CheckpointPayload>(em, CHECKPOINT_ACTION, agent, params, checkpointPayloadSchema, now);
     const slug = params.projectSlug;
@@ -87,6 +86,6 @@ export const publishCheckpoint = defineCommand<PublishCheckpointParams>({
       data: { signerFingerprint: agent.fingerprint, sequence: payload.sequence, treeSize: payload.treeSize, rootHash: payload.rootHash },
     });
     touch('checkpoints');
-    return ok({ checkpoint: presentCheckpoint(checkpoint, params.view) });
+    return ok({ checkpoint: presentCheckpoint(checkpoint, view) });
   },
 });

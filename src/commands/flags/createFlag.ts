@@ -1,7 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Flag, type FlagReason } from '../../entities/flag.ts';
 import { ModerationAction } from '../../entities/moderationAction.ts';
-import type { View } from '../../views/view.ts';
 import { presentFlag } from '../../views/flag.ts';
 import { presentPost } from '../../views/post.ts';
 import { postById } from '../posts/postLookup.ts';
@@ -14,7 +13,6 @@ export interface CreateFlagParams {
   postId: string;
   reasonCode: FlagReason;
   detail?: string;
-  view: View;
 }
 
 /** When a person last decided on the post (a moderation set, an upheld appeal); flags before it were weighed by it. */
@@ -30,13 +28,14 @@ export async function settledAt(em: EntityManager, postId: string): Promise<Date
  */
 export const createFlag = defineCommand<CreateFlagParams>({
   type: 'flag.create',
-  async handle({ em, params, now, actor, emit, touch }) {
+  errors: ['not_found'],
+  async handle({ em, params, view, now, actor, emit, touch }) {
     const reporter = actor();
     const post = await postById(em, params.postId);
     const existing = await em.findOne(Flag, { postId: post.id, reporterId: reporter.agentId });
     const settled = await settledAt(em, post.id);
     const change = flagChange({ existing, post, reporter, reasonCode: params.reasonCode, detail: params.detail ?? null, settled, now });
-    if (change.kind === 'unchanged') return ok({ flag: presentFlag(change.flag, params.view), post: presentPost(post, params.view) });
+    if (change.kind === 'unchanged') return ok({ flag: presentFlag(change.flag, view), post: presentPost(post, view) });
     if (change.kind === 'created') em.create(Flag, change.flag);
     emit(change.event);
     // The counting flags below must include this one: flush the pending insert or update first.
@@ -49,6 +48,6 @@ export const createFlag = defineCommand<CreateFlagParams>({
       touch(...quarantine.touched);
     }
     touch('flags', `flags:${post.id}`);
-    return ok({ flag: presentFlag(change.flag, params.view), post: presentPost(post, params.view) });
+    return ok({ flag: presentFlag(change.flag, view), post: presentPost(post, view) });
   },
 });

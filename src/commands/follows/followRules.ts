@@ -20,8 +20,6 @@ export interface FollowState {
   follow: Follow | null;
 }
 
-export type FollowInput = Omit<FollowParams, 'view'>;
-
 type Refused = { kind: 'refused'; error: ApiError };
 
 /** Following: a new follow to insert, or the existing one answered again with nothing recorded. */
@@ -39,7 +37,7 @@ function followEventDraft(type: 'follow.created' | 'follow.removed', targetType:
   return { type, projectSlug: target.projectSlug, topicSlug: target.topicSlug, data: { targetType }, actor: null };
 }
 
-function targetNotFound(params: FollowInput): Refused {
+function targetNotFound(params: FollowParams): Refused {
   return { kind: 'refused', error: notFound(params.targetType === 'project' ? `project ${params.projectSlug}` : `topic ${params.projectSlug}/${params.topicSlug ?? ''}`) };
 }
 
@@ -47,7 +45,7 @@ function targetNotFound(params: FollowInput): Refused {
 const followsScope = (follower: Pick<Actor, 'agentId'>) => [`follows:${follower.agentId}`];
 
 /** Following is idempotent: following again answers the existing follow and records nothing. */
-export function decideFollow(state: FollowState, params: FollowInput, follower: Pick<Actor, 'agentId'>, now: Date): FollowDecision {
+export function decideFollow(state: FollowState, params: FollowParams, follower: Pick<Actor, 'agentId'>, now: Date): FollowDecision {
   const { target, follow: existing } = state;
   if (!target) return targetNotFound(params);
   if (existing) return { kind: 'unchanged', follow: existing };
@@ -64,7 +62,7 @@ export function decideFollow(state: FollowState, params: FollowInput, follower: 
 }
 
 /** Unfollowing something not followed is 404: the caller learns its list was not what it thought. */
-export function decideUnfollow(state: FollowState, params: FollowInput, follower: Pick<Actor, 'agentId'>): UnfollowDecision {
+export function decideUnfollow(state: FollowState, params: FollowParams, follower: Pick<Actor, 'agentId'>): UnfollowDecision {
   const { target, follow } = state;
   if (!target) return targetNotFound(params);
   if (!follow) return { kind: 'refused', error: notFound(`a follow of this ${params.targetType}`) };

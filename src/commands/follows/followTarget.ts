@@ -4,7 +4,6 @@ import { Follow } from '../../entities/follow.ts';
 import { Project } from '../../entities/project.ts';
 import { Topic } from '../../entities/topic.ts';
 import type { Actor } from '../../pipeline/command.ts';
-import type { View } from '../../views/view.ts';
 import { presentFollow } from '../../views/follow.ts';
 import { defineCommand, ok } from '../types.ts';
 import { decideFollow, decideUnfollow, type FollowState, type Target } from './followRules.ts';
@@ -13,7 +12,6 @@ export interface FollowParams {
   targetType: 'project' | 'topic';
   projectSlug: string;
   topicSlug?: string;
-  view: View;
 }
 
 async function findTarget(em: EntityManager, params: FollowParams): Promise<Target | null> {
@@ -35,7 +33,8 @@ async function followState(em: EntityManager, params: FollowParams, follower: Ac
 /** follow.follow one command at a time: decideFollow (src/commands/follows/followRules.ts) over state read through `em`. */
 export const followTarget = defineCommand<FollowParams>({
   type: 'follow.follow',
-  async handle({ em, params, now, actor, emit, touch }) {
+  errors: ['not_found'],
+  async handle({ em, params, view, now, actor, emit, touch }) {
     const follower = actor();
     const decision = decideFollow(await followState(em, params, follower), params, follower, now);
     if (decision.kind === 'refused') throw decision.error;
@@ -44,20 +43,21 @@ export const followTarget = defineCommand<FollowParams>({
       emit(decision.event);
       touch(...decision.touched);
     }
-    return ok({ follow: presentFollow(decision.follow, params.view), following: true });
+    return ok({ follow: presentFollow(decision.follow, view), following: true });
   },
 });
 
 /** follow.unfollow one command at a time: decideUnfollow (src/commands/follows/followRules.ts) over state read through `em`. */
 export const unfollowTarget = defineCommand<FollowParams>({
   type: 'follow.unfollow',
-  async handle({ em, params, actor, emit, touch }) {
+  errors: ['not_found'],
+  async handle({ em, params, view, actor, emit, touch }) {
     const follower = actor();
     const decision = decideUnfollow(await followState(em, params, follower), params, follower);
     if (decision.kind === 'refused') throw decision.error;
     em.remove(decision.follow);
     emit(decision.event);
     touch(...decision.touched);
-    return ok({ follow: presentFollow(decision.follow, params.view), following: false });
+    return ok({ follow: presentFollow(decision.follow, view), following: false });
   },
 });

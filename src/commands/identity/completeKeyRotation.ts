@@ -19,6 +19,7 @@ export interface CompleteKeyRotationParams {
 /** Switches the active key once both keys have signed the rotation message. */
 export const completeKeyRotation = defineCommand<CompleteKeyRotationParams>({
   type: 'identity.rotation.complete',
+  errors: ['challenge_expired', 'conflict', 'invalid_request', 'signature_rejected'],
   async handle({ em, params, now, actor, emit, touch, expireCredentials }) {
     const agent = await agentById(em, actor().agentId);
     const challenge = await liveChallenge(em, params.challengeId, 'rotate', now);

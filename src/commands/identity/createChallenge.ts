@@ -13,6 +13,7 @@ export interface CreateChallengeParams {
 /** Issues a registration challenge. A handle bound to another key is refused at once (409). */
 export const createChallenge = defineCommand<CreateChallengeParams>({
   type: 'identity.challenge',
+  errors: ['handle_taken', 'conflict'],
   async handle({ em, params, now, emit }) {
     const byHandle = await em.findOne(Agent, { handle: params.handle });
     if (byHandle && byHandle.publicKey !== params.publicKey) throw new ApiError('handle_taken', `handle ${params.handle} is bound to another key`);

@@ -2,16 +2,16 @@ import { Agent } from '../../entities/agent.ts';
 import { ApiError } from '../../errors.ts';
 import { keyFingerprint, verifySignature } from '../../crypto/ed25519.ts';
 import { newId } from '../../ids.ts';
+import type { IssuedToken } from '../../pipeline/command.ts';
 import { presentAgent } from '../../views/agent.ts';
 import { defineCommand, ok } from '../types.ts';
 import { liveChallenge } from './consumeChallenge.ts';
 import { storeToken } from './issueToken.ts';
 
-export interface RegisterParams {
+/** tokenHash (IssuedToken) is added by the HTTP tier: the hash of the token secret it will hand back. */
+export interface RegisterParams extends IssuedToken {
   challengeId: string;
   signature: string;
-  /** Added by the HTTP tier: the hash of the token secret it will hand back. */
-  tokenHash: string;
 }
 
 /**
@@ -20,6 +20,7 @@ export interface RegisterParams {
  */
 export const register = defineCommand<RegisterParams>({
   type: 'identity.register',
+  errors: ['challenge_expired', 'signature_rejected', 'handle_taken', 'conflict'],
   async handle({ em, params, now, emit, touch }) {
     const challenge = await liveChallenge(em, params.challengeId, 'register', now);
     if (!(await verifySignature(challenge.publicKey, challenge.message, params.signature))) {

@@ -11,6 +11,7 @@ export interface StartKeyRotationParams {
 /** Issues the message both the current and the proposed key must sign. */
 export const startKeyRotation = defineCommand<StartKeyRotationParams>({
   type: 'identity.rotation.challenge',
+  errors: ['conflict'],
   async handle({ em, params, now, actor, emit }) {
     const agent = await agentById(em, actor().agentId);
     if (params.newPublicKey === agent.publicKey) throw new ApiError('conflict', 'newPublicKey is already the active key');

@@ -4,7 +4,6 @@ import { Membership, type Role } from '../../entities/membership.ts';
 import type { Project } from '../../entities/project.ts';
 import { forbidden } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import type { View } from '../../views/view.ts';
 import { presentMembership } from '../../views/membership.ts';
 import { agentByHandle, projectBySlug, roleIn } from '../lookups.ts';
 import { defineCommand, ok, type CommandEffects } from '../types.ts';
@@ -13,7 +12,6 @@ export interface AddMembershipParams {
   projectSlug: string;
   handle: string;
   role: Role;
-  view: View;
 }
 
 /**
@@ -35,12 +33,13 @@ export async function grantRole({ em, now, emit, touch }: CommandEffects, projec
 /** Owners add an owner or steward, or change a member's role. The creating owner stays an owner. */
 export const addMembership = defineCommand<AddMembershipParams>({
   type: 'membership.add',
+  errors: ['not_found', 'forbidden'],
   async handle(ctx) {
-    const { em, params, actor } = ctx;
+    const { em, params, view, actor } = ctx;
     const project = await projectBySlug(em, params.projectSlug);
     if (!canManageMemberships(await roleIn(em, project.id, actor().agentId))) throw forbidden('only project owners manage memberships');
     const agent = await agentByHandle(em, params.handle);
     const membership = await grantRole(ctx, project, agent, params.role);
-    return ok({ membership: presentMembership(membership, agent.handle, project.slug, params.view) });
+    return ok({ membership: presentMembership(membership, agent.handle, project.slug, view) });
   },
 });

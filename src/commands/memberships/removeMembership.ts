@@ -29,6 +29,7 @@ export async function revokeRole({ em, emit, touch }: CommandEffects, project: P
 /** Owners remove an owner or steward; never the creating owner. */
 export const removeMembership = defineCommand<RemoveMembershipParams>({
   type: 'membership.remove',
+  errors: ['not_found', 'forbidden'],
   async handle(ctx) {
     const { em, params, actor } = ctx;
     const project = await projectBySlug(em, params.projectSlug);

@@ -3,7 +3,6 @@ import type { ModerationState } from '../../entities/post.ts';
 import { forbidden } from '../../errors.ts';
 import { presentModerationAction } from '../../views/moderationAction.ts';
 import { presentPost } from '../../views/post.ts';
-import type { View } from '../../views/view.ts';
 import { roleIn } from '../lookups.ts';
 import { postById } from '../posts/postLookup.ts';
 import { defineCommand, ok } from '../types.ts';
@@ -14,7 +13,6 @@ export interface SetModerationStateParams {
   state: ModerationState;
   reasonCode: string;
   detail?: string;
-  view: View;
 }
 
 /**
@@ -25,8 +23,9 @@ export interface SetModerationStateParams {
  */
 export const setModerationState = defineCommand<SetModerationStateParams>({
   type: 'moderation.set',
+  errors: ['not_found', 'forbidden'],
   async handle(ctx) {
-    const { em, params, actor } = ctx;
+    const { em, params, view, actor } = ctx;
     const moderator = actor();
     const post = await postById(em, params.postId);
     const role = await roleIn(em, post.projectId, moderator.agentId);
@@ -34,6 +33,6 @@ export const setModerationState = defineCommand<SetModerationStateParams>({
     if (params.state === 'removed' && !canRemovePosts(role)) throw forbidden('permanent removal requires a project owner');
     if (post.moderationState === 'removed' && !canRemovePosts(role)) throw forbidden('only a project owner changes the state of a removed post');
     const action = recordModeration(ctx, post, { state: params.state, reasonCode: params.reasonCode, detail: params.detail ?? null, actor: moderator });
-    return ok({ moderationAction: presentModerationAction(action, params.view), post: presentPost(post, params.view) });
+    return ok({ moderationAction: presentModerationAction(action, view), post: presentPost(post, view) });
   },
 });

@@ -4,7 +4,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Agent } from '../../entities/agent.ts';
 import { Post, type Stance } from '../../entities/post.ts';
 import { Topic } from '../../entities/topic.ts';
-import type { View } from '../../views/view.ts';
 import { presentPost } from '../../views/post.ts';
 import { presentReview } from '../../views/review.ts';
 import { adjustSignals } from '../agentSignals.ts';
@@ -21,7 +20,6 @@ export interface CreatePostParams {
   review: boolean;
   /** With review=true and stance governance: the open proposal the review decides. */
   proposalId?: string;
-  view: View;
 }
 
 /**
@@ -45,7 +43,8 @@ async function latestPost(em: EntityManager, projectSlug: string): Promise<Lates
  */
 export const createPost = defineCommand<CreatePostParams>({
   type: 'post.create',
-  async handle({ em, params, now, actor, emit, touch }) {
+  errors: ['not_found', 'invalid_request', 'conflict'],
+  async handle({ em, params, view, now, actor, emit, touch }) {
     const topic = await em.findOne(Topic, { projectSlug: params.projectSlug, slug: params.topicSlug });
     const parent = params.parentPostId ? await em.findOne(Post, { id: params.parentPostId }) : null;
     const author = await em.findOneOrFail(Agent, { id: actor().agentId });
@@ -56,6 +55,6 @@ export const createPost = defineCommand<CreatePostParams>({
     emit(decision.event);
     const review = params.review ? await openReviewCase({ em, now, emit, touch }, post, params.proposalId) : null;
     touch(...decision.touched, ...(await adjustSignals(em, decision.signals)));
-    return ok({ post: presentPost(post, params.view), ...(review ? { review: presentReview(review, params.view, { support: 0, contest: 0 }) } : {}) });
+    return ok({ post: presentPost(post, view), ...(review ? { review: presentReview(review, view, { support: 0, contest: 0 }) } : {}) });
   },
 });

@@ -48,7 +48,7 @@ export interface PostState {
   latest: LatestPost | null;
 }
 
-export type PostInput = Omit<CreatePostParams, 'view' | 'proposalId'>;
+export type PostInput = Omit<CreatePostParams, 'proposalId'>;
 
 /**
  * A created post: its record, its event, the scopes and counters it changes,

@@ -18,6 +18,7 @@ function nextValue(given: string | undefined, current: string | null | undefined
 /** The next revision of the caller's profile, ready to sign: nothing is written. */
 export const prepareProfile = defineCommand<PrepareProfileParams>({
   type: 'profile.prepare',
+  errors: [],
   async handle({ em, params, now, actor }) {
     const agent = await agentById(em, actor().agentId);
     const payload: ProfilePayload = {

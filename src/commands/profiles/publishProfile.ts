@@ -3,15 +3,13 @@ import { ApiError } from '../../errors.ts';
 import type { SignedSubmission } from '../../crypto/signedAction.ts';
 import { newId } from '../../ids.ts';
 import { presentProfile } from '../../views/profileRevision.ts';
-import type { View } from '../../views/view.ts';
 import { agentById } from '../lookups.ts';
-import { acceptSignedAction, bindingMismatch } from '../signing.ts';
+import { acceptSignedAction, bindingMismatch, signedActionErrors } from '../signing.ts';
 import { defineCommand, ok } from '../types.ts';
 import { chainHead, PROFILE_ACTION, profilePayloadSchema } from './profilePayload.ts';
 
-export interface PublishProfileParams extends SignedSubmission {
-  view: View;
-}
+/** The signed revision, as prepare returned it and the agent signed it. */
+export type PublishProfileParams = SignedSubmission;
 
 /**
  * Appends a signed revision to the caller's chain and makes it the current
@@ -19,7 +17,8 @@ export interface PublishProfileParams extends SignedSubmission {
  */
 export const publishProfile = defineCommand<PublishProfileParams>({
   type: 'profile.publish',
-  async handle({ em, params, now, actor, emit, touch }) {
+  errors: [...signedActionErrors, 'sequence_conflict'],
+  async handle({ em, params, view, now, actor, emit, touch }) {
     const agent = await agentById(em, actor().agentId);
     const { payload, hash } = await acceptSignedAction(em, PROFILE_ACTION, agent, params, profilePayloadSchema, now);
     if (payload.agentId !== agent.id || payload.handle !== agent.handle) throw bindingMismatch('the caller’s agentId and handle');
@@ -52,6 +51,6 @@ export const publishProfile = defineCommand<PublishProfileParams>({
     agent.updatedAt = now;
     emit({ type: 'profile.published', subjectId: revision.id, data: { agentId: agent.id, sequence: revision.sequence } });
     touch('agents', `agent:${agent.id}`, 'profiles');
-    return ok({ profile: presentProfile(revision, params.view) });
+    return ok({ profile: presentProfile(revision, view) });
   },
 });

@@ -1,7 +1,6 @@
 import { canManageProject } from '../../domain/roles.ts';
 import type { Project } from '../../entities/project.ts';
 import { forbidden } from '../../errors.ts';
-import type { View } from '../../views/view.ts';
 import { presentProject } from '../../views/project.ts';
 import { projectBySlug, roleIn, rosters } from '../lookups.ts';
 import { defineCommand, ok, type CommandEffects } from '../types.ts';
@@ -10,7 +9,6 @@ export interface UpdateProjectParams {
   slug: string;
   name?: string;
   summary?: string;
-  view: View;
 }
 
 /** The change itself, also applied by an adopted project.update proposal: only what differs, with one event. */
@@ -34,13 +32,14 @@ export function applyProjectUpdate({ now, emit, touch }: CommandEffects, project
 /** Owners and stewards change a project's name and summary; the slug is its permanent address. */
 export const updateProject = defineCommand<UpdateProjectParams>({
   type: 'project.update',
+  errors: ['not_found', 'forbidden'],
   async handle(ctx) {
-    const { em, params, actor } = ctx;
+    const { em, params, view, actor } = ctx;
     const project = await projectBySlug(em, params.slug);
     const role = await roleIn(em, project.id, actor().agentId);
     if (!canManageProject(role)) throw forbidden('only project owners and stewards update a project');
     applyProjectUpdate(ctx, project, params);
     const roster = (await rosters(em, [project.id])).get(project.id) ?? [];
-    return ok({ project: presentProject(project, params.view, { role, roster }) });
+    return ok({ project: presentProject(project, view, { role, roster }) });
   },
 });

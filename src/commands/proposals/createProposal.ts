@@ -3,7 +3,6 @@ import { Proposal, type ProposalChange, type ProposalKind } from '../../entities
 import { ApiError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { presentProposal } from '../../views/proposal.ts';
-import type { View } from '../../views/view.ts';
 import { defineCommand, ok } from '../types.ts';
 import { proposalKinds } from './proposalKinds.ts';
 import { proposalScopes } from './proposalScopes.ts';
@@ -12,7 +11,6 @@ export interface CreateProposalParams extends ProposalChange {
   projectSlug: string;
   kind: ProposalKind;
   rationale?: string;
-  view: View;
 }
 
 /**
@@ -22,8 +20,9 @@ export interface CreateProposalParams extends ProposalChange {
  */
 export const createProposal = defineCommand<CreateProposalParams>({
   type: 'proposal.create',
-  async handle({ em, params, now, actor, emit, touch }) {
-    const { projectSlug, kind, rationale, view, ...given } = params;
+  errors: ['invalid_request'],
+  async handle({ em, params, view, now, actor, emit, touch }) {
+    const { projectSlug, kind, rationale, ...given } = params;
     const project = await em.findOne(Project, { slug: projectSlug });
     if (!project) throw new ApiError('invalid_request', `projectSlug ${projectSlug} is not a project`, [{ field: 'projectSlug', issue: 'is not a project' }]);
     const change = await proposalKinds[kind].resolve(em, project, given);

@@ -1,7 +1,6 @@
 import { isActive } from '../../domain/relay.ts';
 import type { RelayVisibility } from '../../entities/relayUpdate.ts';
 import { ApiError } from '../../errors.ts';
-import type { View } from '../../views/view.ts';
 import { presentRelayUpdate } from '../../views/relay.ts';
 import { defineCommand, ok } from '../types.ts';
 import { accessCase, appendUpdate } from './relayAccess.ts';
@@ -10,7 +9,6 @@ export interface AddUpdateParams {
   case: string;
   body: string;
   visibility: RelayVisibility;
-  view: View;
 }
 
 /**
@@ -21,8 +19,9 @@ export interface AddUpdateParams {
  */
 export const addUpdate = defineCommand<AddUpdateParams>({
   type: 'relay.update.create',
+  errors: ['not_found', 'invalid_request', 'conflict'],
   async handle(ctx) {
-    const { params } = ctx;
+    const { params, view } = ctx;
     const { relayCase, requester, operator } = await accessCase(ctx, params.case);
     // An operator writing on its own case writes as the requester, so its note is one the requester can read.
     const role = requester ? 'agent' : 'operator';
@@ -34,6 +33,6 @@ export const addUpdate = defineCommand<AddUpdateParams>({
     }
     const answersOperators = role === 'agent' && relayCase.status === 'awaiting_agent';
     const update = appendUpdate(ctx, relayCase, { role, visibility: params.visibility, body: params.body, ...(answersOperators ? { status: 'assessing' as const } : {}) });
-    return ok({ update: presentRelayUpdate(update, params.view, { operator }) });
+    return ok({ update: presentRelayUpdate(update, view, { operator }) });
   },
 });

@@ -1,6 +1,5 @@
 import { newReference } from '../../domain/relay.ts';
 import { RelayCase, type RelayKind, type RelayUrgency } from '../../entities/relayCase.ts';
-import type { View } from '../../views/view.ts';
 import { presentRelayCase } from '../../views/relay.ts';
 import { defineCommand, ok } from '../types.ts';
 import { appendUpdate } from './relayAccess.ts';
@@ -14,14 +13,14 @@ export interface CreateCaseParams {
   safetyAcknowledged: true;
   /** Accepted for clients that send it; every response is JSON. */
   format?: 'json';
-  view: View;
 }
 
 /** Opens a case for the caller with status received; its first history entry records that. */
 export const createCase = defineCommand<CreateCaseParams>({
   type: 'relay.case.create',
+  errors: [],
   async handle(ctx) {
-    const { em, params, now } = ctx;
+    const { em, params, view, now } = ctx;
     const me = ctx.actor();
     const relayCase = em.create(RelayCase, {
       reference: newReference(),
@@ -39,6 +38,6 @@ export const createCase = defineCommand<CreateCaseParams>({
       closedAt: null,
     });
     appendUpdate(ctx, relayCase, { role: 'agent', visibility: 'agent', status: 'received' });
-    return ok({ case: presentRelayCase(relayCase, params.view) });
+    return ok({ case: presentRelayCase(relayCase, view) });
   },
 });

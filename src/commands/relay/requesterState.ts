@@ -1,13 +1,11 @@
 import { isActive } from '../../domain/relay.ts';
 import { ApiError, forbidden } from '../../errors.ts';
-import type { View } from '../../views/view.ts';
 import { presentRelayCase } from '../../views/relay.ts';
 import { defineCommand, ok, type CommandContext, type CommandHandler } from '../types.ts';
 import { accessCase, appendUpdate } from './relayAccess.ts';
 
 export interface RequesterStateParams {
   reference: string;
-  view: View;
 }
 
 interface StateChange {
@@ -25,6 +23,7 @@ interface StateChange {
 function requesterStateCommand(change: StateChange): CommandHandler<RequesterStateParams> {
   return defineCommand<RequesterStateParams>({
     type: change.type,
+    errors: ['not_found', 'forbidden', 'conflict'],
     async handle(ctx: CommandContext<RequesterStateParams>) {
       const { relayCase, requester } = await accessCase(ctx, ctx.params.reference);
       if (!requester) throw forbidden('only the requesting agent withdraws or reopens its case');
@@ -32,7 +31,7 @@ function requesterStateCommand(change: StateChange): CommandHandler<RequesterSta
         throw new ApiError('conflict', `the case is ${relayCase.status}; only ${change.from} cases can be ${change.verb}`);
       }
       appendUpdate(ctx, relayCase, { role: 'agent', visibility: 'agent', status: change.to });
-      return ok({ case: presentRelayCase(relayCase, ctx.params.view) });
+      return ok({ case: presentRelayCase(relayCase, ctx.view) });
     },
   });
 }

@@ -1,7 +1,6 @@
 import { caseNotFound } from '../../domain/relay.ts';
 import type { RelayStatus } from '../../entities/relayCase.ts';
 import type { RelayVisibility } from '../../entities/relayUpdate.ts';
-import type { View } from '../../views/view.ts';
 import { presentRelayCase, presentRelayUpdate } from '../../views/relay.ts';
 import { defineCommand, ok } from '../types.ts';
 import { accessCase, appendUpdate } from './relayAccess.ts';
@@ -11,7 +10,6 @@ export interface TransitionCaseParams {
   status: RelayStatus;
   body?: string;
   visibility: RelayVisibility;
-  view: View;
 }
 
 /**
@@ -22,14 +20,15 @@ export interface TransitionCaseParams {
  */
 export const transitionCase = defineCommand<TransitionCaseParams>({
   type: 'relay.case.transition',
+  errors: ['not_found'],
   async handle(ctx) {
-    const { params } = ctx;
+    const { params, view } = ctx;
     const { relayCase, operator } = await accessCase(ctx, params.reference);
     if (!operator) throw caseNotFound();
     const shared = params.visibility === 'agent' ? params.body : undefined;
     const updates = [appendUpdate(ctx, relayCase, { role: 'operator', visibility: 'agent', status: params.status, body: shared })];
     if (params.visibility === 'operator' && params.body) updates.push(appendUpdate(ctx, relayCase, { role: 'operator', visibility: 'operator', body: params.body }));
     const viewer = { operator: true };
-    return ok({ case: presentRelayCase(relayCase, params.view), updates: updates.map((u) => presentRelayUpdate(u, params.view, viewer)) });
+    return ok({ case: presentRelayCase(relayCase, view), updates: updates.map((u) => presentRelayUpdate(u, view, viewer)) });
   },
 });

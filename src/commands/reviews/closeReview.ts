@@ -6,7 +6,6 @@ import { Vote } from '../../entities/vote.ts';
 import { ApiError, forbidden, notFound } from '../../errors.ts';
 import { presentProposal } from '../../views/proposal.ts';
 import { presentReview } from '../../views/review.ts';
-import type { View } from '../../views/view.ts';
 import { roleIn } from '../lookups.ts';
 import { proposalKinds } from '../proposals/proposalKinds.ts';
 import { adoptProposal, returnProposal } from '../proposals/settleProposal.ts';
@@ -19,7 +18,6 @@ export interface CloseReviewParams {
   assumptions: string[];
   evidence: string[];
   materialDisagreements: string[];
-  view: View;
 }
 
 /**
@@ -32,8 +30,9 @@ export interface CloseReviewParams {
  */
 export const closeReview = defineCommand<CloseReviewParams>({
   type: 'review.close',
+  errors: ['not_found', 'forbidden', 'already_decided'],
   async handle(ctx) {
-    const { em, params, now, actor, emit, touch } = ctx;
+    const { em, params, view, now, actor, emit, touch } = ctx;
     const review = await em.findOne(ReviewCase, { id: params.reviewId });
     if (!review) throw notFound(`review ${params.reviewId}`);
     const proposal = review.proposalId ? await em.findOneOrFail(Proposal, { id: review.proposalId }) : null;
@@ -69,6 +68,6 @@ export const closeReview = defineCommand<CloseReviewParams>({
     touch(...reviewScopes(review.projectSlug));
     if (proposal && outcome === 'adopted') await adoptProposal(ctx, proposal, review.id);
     else if (proposal) returnProposal(ctx, proposal, review.id, outcome);
-    return ok({ review: presentReview(review, params.view, null), proposal: proposal ? presentProposal(proposal, params.view, review.id) : null });
+    return ok({ review: presentReview(review, view, null), proposal: proposal ? presentProposal(proposal, view, review.id) : null });
   },
 });

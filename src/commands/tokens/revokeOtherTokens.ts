@@ -3,6 +3,7 @@ import { defineCommand, ok } from '../types.ts';
 /** Keeps only the token this request was made with. */
 export const revokeOtherTokens = defineCommand<Record<string, never>>({
   type: 'token.revoke-others',
+  errors: [],
   async handle({ em, now, actor, emit, touch, expireCredentials }) {
     const me = actor();
     const rows = await em.execute<{ token_hash: string }[]>('update access_token set revoked_at = ? where agent_id = ? and revoked_at is null and id <> ? returning token_hash', [now, me.agentId, me.tokenId]);

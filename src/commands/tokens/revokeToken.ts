@@ -10,6 +10,7 @@ export interface RevokeTokenParams {
 /** Revokes one token of the caller. Someone else's token is "not found", never "forbidden". */
 export const revokeToken = defineCommand<RevokeTokenParams>({
   type: 'token.revoke',
+  errors: ['not_found'],
   async handle({ em, params, now, actor, emit, touch, expireCredentials }) {
     const me = actor();
     const token = await em.findOne(AccessToken, { id: params.tokenId, agentId: me.agentId, revokedAt: null });

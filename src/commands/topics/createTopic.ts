@@ -4,7 +4,6 @@ import type { Project } from '../../entities/project.ts';
 import { Topic, type ReviewMode } from '../../entities/topic.ts';
 import { ApiError, forbidden } from '../../errors.ts';
 import { newId } from '../../ids.ts';
-import type { View } from '../../views/view.ts';
 import { presentTopic } from '../../views/topic.ts';
 import { projectBySlug, roleIn } from '../lookups.ts';
 import { defineCommand, ok, type CommandEffects } from '../types.ts';
@@ -14,7 +13,6 @@ export interface CreateTopicParams {
   title: string;
   topicSlug?: string;
   reviewMode: ReviewMode;
-  view: View;
 }
 
 export type TopicFields = Pick<CreateTopicParams, 'title' | 'topicSlug' | 'reviewMode'>;
@@ -44,11 +42,12 @@ export async function insertTopic({ em, now, emit, touch }: CommandEffects, proj
 
 export const createTopic = defineCommand<CreateTopicParams>({
   type: 'topic.create',
+  errors: ['not_found', 'forbidden', 'conflict'],
   async handle(ctx) {
-    const { em, params, actor } = ctx;
+    const { em, params, view, actor } = ctx;
     const project = await projectBySlug(em, params.projectSlug);
     if (!canManageProject(await roleIn(em, project.id, actor().agentId))) throw forbidden('only project owners and stewards create topics');
     const topic = await insertTopic(ctx, project, params, actor().agentId);
-    return ok({ topic: presentTopic(topic, params.view) });
+    return ok({ topic: presentTopic(topic, view) });
   },
 });

@@ -1,7 +1,6 @@
 import { canManageProject } from '../../domain/roles.ts';
 import type { ReviewMode, Topic } from '../../entities/topic.ts';
-import { ApiError, forbidden } from '../../errors.ts';
-import type { View } from '../../views/view.ts';
+import { ApiError, forbidden, type ErrorCode } from '../../errors.ts';
 import { presentTopic } from '../../views/topic.ts';
 import { roleIn, topicById } from '../lookups.ts';
 import { defineCommand, ok, type CommandContext, type CommandEffects } from '../types.ts';
@@ -12,7 +11,6 @@ interface TopicChange {
   projectSlug?: string;
   title?: string;
   reviewMode?: ReviewMode;
-  view: View;
 }
 
 /**
@@ -32,24 +30,29 @@ export function applyTopicChange({ now, emit, touch }: CommandEffects, topic: To
   }
 }
 
+/** What `update` and `set-review` refuse with: an unknown topic, another project's, a caller who may not change it. */
+const topicChangeErrors: ErrorCode[] = ['not_found', 'invalid_request', 'forbidden'];
+
 /** Shared by `update` (title) and `set-review` (review mode): owners and stewards only. */
 async function changeTopic(ctx: CommandContext<TopicChange>) {
-  const { em, params, actor } = ctx;
+  const { em, params, view, actor } = ctx;
   const topic = await topicById(em, params.topicId);
   if (params.projectSlug !== undefined && params.projectSlug !== topic.projectSlug) {
     throw new ApiError('invalid_request', `topicId names a topic of project ${topic.projectSlug}, not ${params.projectSlug}`, [{ field: 'projectSlug', issue: 'not the topic’s project' }]);
   }
   if (!canManageProject(await roleIn(em, topic.projectId, actor().agentId))) throw forbidden('only project owners and stewards change topics');
   applyTopicChange(ctx, topic, params);
-  return ok({ topic: presentTopic(topic, params.view) });
+  return ok({ topic: presentTopic(topic, view) });
 }
 
 export const updateTopic = defineCommand<TopicChange>({
   type: 'topic.update',
+  errors: topicChangeErrors,
   handle: changeTopic,
 });
 
 export const setTopicReview = defineCommand<TopicChange>({
   type: 'topic.set-review',
+  errors: topicChangeErrors,
   handle: changeTopic,
 });

@@ -1,7 +1,6 @@
 // Runs normally set-based (src/commands/batches/castVotes.ts); this per-command handler is the fallback.
 import { Post } from '../../entities/post.ts';
 import { Vote, type VoteValue } from '../../entities/vote.ts';
-import type { View } from '../../views/view.ts';
 import { adjustSignals } from '../agentSignals.ts';
 import { defineCommand, ok } from '../types.ts';
 import { decideVote, voteAnswer } from './voteRules.ts';
@@ -10,13 +9,13 @@ export interface CastVoteParams {
   postId: string;
   value: VoteValue;
   rationale?: string;
-  view: View;
 }
 
 /** vote.cast one command at a time: the rules of decideVote (src/commands/votes/voteRules.ts) over state read through `em`. */
 export const castVote = defineCommand<CastVoteParams>({
   type: 'vote.cast',
-  async handle({ em, params, now, actor, emit, touch }) {
+  errors: ['not_found'],
+  async handle({ em, params, view, now, actor, emit, touch }) {
     const voter = actor();
     const post = await em.findOne(Post, { id: params.postId });
     const existing = post ? await em.findOne(Vote, { postId: post.id, agentId: voter.agentId }) : null;
@@ -26,6 +25,6 @@ export const castVote = defineCommand<CastVoteParams>({
     if (decision.tally) Object.assign(decision.post, decision.tally);
     emit(decision.event);
     touch(...decision.touched, ...(await adjustSignals(em, decision.signals)));
-    return ok(voteAnswer(vote, decision.post, params.view));
+    return ok(voteAnswer(vote, decision.post, view));
   },
 });

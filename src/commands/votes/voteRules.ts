@@ -21,8 +21,6 @@ export interface VoteState {
   vote: Vote | null;
 }
 
-export type VoteInput = Omit<CastVoteParams, 'view'>;
-
 /** The post's new tally and the time it changed, for the caller to apply to its post record. */
 export type TallyChange = Pick<Post, 'supportCount' | 'contestCount' | 'updatedAt'>;
 
@@ -54,7 +52,7 @@ const receivedSignal = { support: 'supportReceived', contest: 'contestReceived' 
  * posts, and support or contest received counts votes by peers only (an
  * author's vote on its own post is tallied but earns it nothing).
  */
-export function decideVote(state: VoteState, params: VoteInput, voter: Pick<Actor, 'agentId' | 'handle'>, now: Date): VoteDecision {
+export function decideVote(state: VoteState, params: CastVoteParams, voter: Pick<Actor, 'agentId' | 'handle'>, now: Date): VoteDecision {
   const { post, vote: existing } = state;
   if (!post) return { kind: 'refused', error: notFound(`post ${params.postId}`) };
   const previousValue = existing?.value ?? null;

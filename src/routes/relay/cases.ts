@@ -97,7 +97,7 @@ export function casesEndpoint(settings: Settings) {
       },
     }),
     actions: {
-      create: defineAction<Omit<CreateCaseParams, 'view'>>({
+      create: defineAction<CreateCaseParams>({
         summary: `Open a case: kind, urgency (default standard), summary (1-${relayLimits.summary}), optional detail (up to ${relayLimits.detail}), safetyAcknowledged=true. A retry key is strongly recommended.`,
         params: Joi.object({
           kind: kindRule.required(),
@@ -109,40 +109,40 @@ export function casesEndpoint(settings: Settings) {
         }),
         auth: 'agent',
         rateClass: 'relay',
-        command: createCase.type,
+        command: createCase,
         partitionKey: requesterPartition,
         successStatus: [200],
         response: body({ case: relayCaseRecord }),
         errors: mutationErrors,
       }),
-      withdraw: defineAction<Omit<RequesterStateParams, 'view'>>({
+      withdraw: defineAction<RequesterStateParams>({
         summary: 'Withdraw your active case (closed: 409).',
         params: ownCaseParams,
         auth: 'agent',
         rateClass: 'relay',
-        command: withdrawCase.type,
+        command: withdrawCase,
         partitionKey: byReference,
         successStatus: [200],
         response: body({ case: relayCaseRecord }),
         errors: [...mutationErrors, 'forbidden', 'not_found', 'conflict'],
       }),
-      reopen: defineAction<Omit<RequesterStateParams, 'view'>>({
+      reopen: defineAction<RequesterStateParams>({
         summary: 'Reopen your closed case; it returns to received (active: 409).',
         params: ownCaseParams,
         auth: 'agent',
         rateClass: 'relay',
-        command: reopenCase.type,
+        command: reopenCase,
         partitionKey: byReference,
         successStatus: [200],
         response: body({ case: relayCaseRecord }),
         errors: [...mutationErrors, 'forbidden', 'not_found', 'conflict'],
       }),
-      transition: defineAction<Omit<TransitionCaseParams, 'view'>>({
+      transition: defineAction<TransitionCaseParams>({
         summary: 'Operators only (anyone else: 404): set the case’s status, with an optional body visible to the requester (visibility=agent, default) or to operators only (visibility=operator).',
         params: Joi.object({ reference: referenceRule.required(), status: statusRule.required(), body: bodyRule, visibility: visibilityRule.default('agent') }),
         auth: 'agent',
         rateClass: 'relay',
-        command: transitionCase.type,
+        command: transitionCase,
         partitionKey: byReference,
         successStatus: [200],
         response: body({ case: relayCaseRecord, updates: Joi.array().items(relayUpdateRecord) }),

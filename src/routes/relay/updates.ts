@@ -42,12 +42,12 @@ export function updatesEndpoint(settings: Settings) {
       },
     }),
     actions: {
-      create: defineAction<Omit<AddUpdateParams, 'view'>>({
+      create: defineAction<AddUpdateParams>({
         summary: `Add a message (body 1-${relayLimits.body}) to a case you requested, or, as an operator, to any case; operators may set visibility=operator for a note the requester never sees.`,
         params: Joi.object({ case: referenceRule.required(), body: bodyRule.required(), visibility: visibilityRule.default('agent') }),
         auth: 'agent',
         rateClass: 'relay',
-        command: addUpdate.type,
+        command: addUpdate,
         partitionKey: casePartition<{ case: string }>((p) => p.case),
         successStatus: [200],
         response: body({ update: relayUpdateRecord }),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decideFollow, decideUnfollow, type FollowInput, type Target } from '../../../src/commands/follows/followRules.ts';
+import { decideFollow, decideUnfollow, type Target } from '../../../src/commands/follows/followRules.ts';
+import type { FollowParams } from '../../../src/commands/follows/followTarget.ts';
 import type { Follow } from '../../../src/entities/follow.ts';
 import type { ApiError } from '../../../src/errors.ts';
 
@@ -7,8 +8,8 @@ const now = new Date('2026-09-11T12:00:00.000Z');
 const follower = { agentId: 'agt_reader' };
 const project: Target = { targetId: 'prj_garden', projectSlug: 'garden', topicSlug: null };
 const topic: Target = { targetId: 'top_soil', projectSlug: 'garden', topicSlug: 'soil' };
-const projectInput: FollowInput = { targetType: 'project', projectSlug: 'garden' };
-const topicInput: FollowInput = { targetType: 'topic', projectSlug: 'garden', topicSlug: 'soil' };
+const projectInput: FollowParams = { targetType: 'project', projectSlug: 'garden' };
+const topicInput: FollowParams = { targetType: 'topic', projectSlug: 'garden', topicSlug: 'soil' };
 const existing: Follow = { id: 'fol_1', agentId: 'agt_reader', targetType: 'project', targetId: 'prj_garden', projectSlug: 'garden', topicSlug: null, createdAt: new Date('2026-09-01T00:00:00.000Z') };
 
 const answer = (error: ApiError) => ({ status: error.status, ...error.toBody() });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decideVote, voteAnswer, type VoteDecision, type VotedPost, type VoteInput } from '../../../src/commands/votes/voteRules.ts';
+import { decideVote, voteAnswer, type VoteDecision, type VotedPost } from '../../../src/commands/votes/voteRules.ts';
+import type { CastVoteParams } from '../../../src/commands/votes/castVote.ts';
 import type { Vote } from '../../../src/entities/vote.ts';
 
 const earlier = new Date('2026-09-11T11:00:00.000Z');
@@ -8,7 +9,7 @@ const voter = { agentId: 'agt_voter', handle: 'voter' };
 const post = (overrides: Partial<VotedPost> = {}): VotedPost => ({ id: 'pst_1', authorId: 'agt_author', projectSlug: 'garden', topicSlug: 'soil', supportCount: 2, contestCount: 1, ...overrides });
 const current = (overrides: Partial<Vote> = {}): Vote =>
   ({ id: 'vot_1', postId: 'pst_1', agentId: 'agt_voter', agentHandle: 'voter', value: 'support', rationale: null, createdAt: earlier, updatedAt: earlier, ...overrides }) as Vote;
-const input = (overrides: Partial<VoteInput> = {}): VoteInput => ({ postId: 'pst_1', value: 'support', ...overrides });
+const input = (overrides: Partial<CastVoteParams> = {}): CastVoteParams => ({ postId: 'pst_1', value: 'support', ...overrides });
 
 function cast(decision: VoteDecision) {
   if (decision.kind === 'refused') throw new Error(`expected a vote, got ${decision.error.message}`);

@@ -21,7 +21,7 @@ export const challengeEndpoint = defineEndpoint({
       }),
       auth: 'anonymous',
       rateClass: 'registration',
-      command: createChallenge.type,
+      command: createChallenge,
       partitionKey: (p) => handlePartition(p.handle),
       successStatus: [201],
       response: body({ challenge: body({ challengeId: text(), message: text(), handle: text(), publicKey: text(), expiresAt: timestamp() }) }),

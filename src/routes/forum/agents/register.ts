@@ -21,7 +21,7 @@ export const registerEndpoint = defineEndpoint({
       }),
       auth: 'anonymous',
       rateClass: 'registration',
-      command: register.type,
+      command: register,
       // Same partition as the challenge and every other command of that handle.
       partitionKey: async (p, _actor, db) => {
         const challenge = await db().findOne(IdentityChallenge, { id: p.challengeId });

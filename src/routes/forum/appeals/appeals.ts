@@ -59,7 +59,7 @@ export const appealsEndpoint = defineEndpoint({
     },
   }),
   actions: {
-    create: defineAction<Omit<CreateAppealParams, 'view'>>({
+    create: defineAction<CreateAppealParams>({
       summary: 'Appeal the moderation of one’s own post (reason, 1-1000 characters, public). A visible post, an open appeal or an already appealed decision: 409 conflict.',
       params: Joi.object({
         postId: idParam.required(),
@@ -67,13 +67,13 @@ export const appealsEndpoint = defineEndpoint({
       }),
       auth: 'agent',
       rateClass: 'appeal',
-      command: createAppeal.type,
+      command: createAppeal,
       partitionKey: postPartition,
       successStatus: [200],
       response: body({ appeal: appealRecord }),
       errors: [...writeErrors, 'conflict'],
     }),
-    decide: defineAction<Omit<DecideAppealParams, 'view'>>({
+    decide: defineAction<DecideAppealParams>({
       summary: 'Decide an open appeal (status upheld or denied, optional public detail); a second decision is 409 already_decided.',
       params: Joi.object({
         appealId: idParam.required(),
@@ -84,7 +84,7 @@ export const appealsEndpoint = defineEndpoint({
       }),
       auth: 'agent',
       rateClass: 'moderation',
-      command: decideAppeal.type,
+      command: decideAppeal,
       partitionKey: appealPartition,
       successStatus: [200],
       response: body({ appeal: appealRecord, post: postRecord, moderationAction: moderationActionRecord.allow(null) }),

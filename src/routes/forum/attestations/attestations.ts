@@ -61,13 +61,13 @@ export const attestationsEndpoint = defineEndpoint({
       }),
       auth: 'agent',
       rateClass: 'signed',
-      command: prepareAttestation.type,
+      command: prepareAttestation,
       partitionKey: actorPartition,
       successStatus: [200],
       response: body({ signing: signingBlock(), nonce: text() }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'not_found', 'rate_limited'],
     }),
-    create: defineAction<Omit<CreateAttestationParams, 'view'>>({
+    create: defineAction<CreateAttestationParams>({
       summary:
         'Store a prepared attestation signed by the issuer’s active key: nonce and signature (the spec’s form; subject, kind, claim, evidenceUrl and expiresAt, when sent, must match what was prepared), or payload, envelope and signature as prepare returned them (the contract’s form). When both forms come they must agree (400). An unknown or expired nonce: 404.',
       params: Joi.object({
@@ -83,18 +83,18 @@ export const attestationsEndpoint = defineEndpoint({
       }),
       auth: 'agent',
       rateClass: 'signed',
-      command: createAttestation.type,
+      command: createAttestation,
       partitionKey: actorPartition,
       successStatus: [200],
       response: body({ attestation: attestationRecord }),
       errors: [...signedSubmitErrors, 'not_found'],
     }),
-    revoke: defineAction<Omit<RevokeAttestationParams, 'view'>>({
+    revoke: defineAction<RevokeAttestationParams>({
       summary: 'Revoke an attestation you issued.',
       params: Joi.object({ attestationId: idParam.required() }),
       auth: 'agent',
       rateClass: 'signed',
-      command: revokeAttestation.type,
+      command: revokeAttestation,
       partitionKey: actorPartition,
       successStatus: [200],
       response: body({ attestation: attestationRecord }),

@@ -51,18 +51,18 @@ export const checkpointsEndpoint = defineEndpoint({
       params: Joi.object({ projectSlug: slugParam.required() }),
       auth: 'agent',
       rateClass: 'signed',
-      command: prepareCheckpoint.type,
+      command: prepareCheckpoint,
       partitionKey: (p) => projectPartition(p.projectSlug),
       successStatus: [200],
       response: body({ signing: signingBlock() }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'conflict', 'rate_limited'],
     }),
-    publish: defineAction<Omit<PublishCheckpointParams, 'view'>>({
+    publish: defineAction<PublishCheckpointParams>({
       summary: 'Publish a prepared checkpoint with payload, envelope and the signature of the exact message by your active key.',
       params: Joi.object({ projectSlug: slugParam.required(), ...signedSubmissionParams }),
       auth: 'agent',
       rateClass: 'signed',
-      command: publishCheckpoint.type,
+      command: publishCheckpoint,
       // The signer's partition, where key rotation runs: the key verified is the one active at commit.
       partitionKey: actorPartition,
       successStatus: [200],

@@ -32,7 +32,7 @@ export const flagsEndpoint = defineEndpoint({
     },
   }),
   actions: {
-    create: defineAction<Omit<CreateFlagParams, 'view'>>({
+    create: defineAction<CreateFlagParams>({
       summary: 'Flag a post (reasonCode, optional detail); answers the flag and the post’s resulting state.',
       params: Joi.object({
         postId: idParam.required(),
@@ -43,7 +43,7 @@ export const flagsEndpoint = defineEndpoint({
       }),
       auth: 'agent',
       rateClass: 'flag',
-      command: createFlag.type,
+      command: createFlag,
       partitionKey: postPartition,
       successStatus: [200],
       response: body({ flag: flagRecord, post: postRecord }),

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { followTarget, unfollowTarget, type FollowParams } from '../../../commands/follows/followTarget.ts';
+import type { CommandHandler } from '../../../commands/types.ts';
 import { Follow, followTargets } from '../../../entities/follow.ts';
 import { defineAction, defineEndpoint, defineRead, type ActionSpec } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
@@ -17,8 +18,8 @@ const targetParams = Joi.object({
   topicSlug: slugParam.when('targetType', { is: 'topic', then: Joi.required(), otherwise: Joi.forbidden() }),
 });
 
-function followAction(summary: string, command: string): ActionSpec<Omit<FollowParams, 'view'>> {
-  return defineAction<Omit<FollowParams, 'view'>>({
+function followAction(summary: string, command: CommandHandler<FollowParams>): ActionSpec<FollowParams> {
+  return defineAction<FollowParams>({
     summary,
     params: targetParams,
     auth: 'agent',
@@ -54,7 +55,7 @@ export const followsEndpoint = defineEndpoint({
     },
   }),
   actions: {
-    follow: followAction('Follow a project or a topic (idempotent).', followTarget.type),
-    unfollow: followAction('Stop following a project or a topic (404 when not followed).', unfollowTarget.type),
+    follow: followAction('Follow a project or a topic (idempotent).', followTarget),
+    unfollow: followAction('Stop following a project or a topic (404 when not followed).', unfollowTarget),
   },
 });

@@ -39,7 +39,7 @@ export const membershipsEndpoint = defineEndpoint({
     },
   }),
   actions: {
-    add: defineAction<Omit<AddMembershipParams, 'view'>>({
+    add: defineAction<AddMembershipParams>({
       summary: 'Add an owner or steward (default steward), or change a member’s role.',
       params: Joi.object({
         projectSlug: slugParam.required(),
@@ -50,7 +50,7 @@ export const membershipsEndpoint = defineEndpoint({
       }),
       auth: 'agent',
       rateClass: 'membership',
-      command: addMembership.type,
+      command: addMembership,
       partitionKey: (p) => projectPartition(p.projectSlug),
       successStatus: [200],
       response: body({ membership: membershipRecord }),
@@ -61,7 +61,7 @@ export const membershipsEndpoint = defineEndpoint({
       params: Joi.object({ projectSlug: slugParam.required(), handle: handleParam.required() }),
       auth: 'agent',
       rateClass: 'membership',
-      command: removeMembership.type,
+      command: removeMembership,
       partitionKey: (p) => projectPartition(p.projectSlug),
       successStatus: [200],
       response: body({ membership: removedMembershipRecord }),

@@ -40,7 +40,7 @@ export const moderationEndpoint = defineEndpoint({
     },
   }),
   actions: {
-    set: defineAction<Omit<SetModerationStateParams, 'view'>>({
+    set: defineAction<SetModerationStateParams>({
       summary: 'Set a post’s moderation state with a public reason code; answers the recorded action and the post as now shown.',
       params: Joi.object({
         postId: idParam.required(),
@@ -52,7 +52,7 @@ export const moderationEndpoint = defineEndpoint({
       }),
       auth: 'agent',
       rateClass: 'moderation',
-      command: setModerationState.type,
+      command: setModerationState,
       partitionKey: postPartition,
       successStatus: [200],
       response: body({ moderationAction: moderationActionRecord, post: postRecord }),

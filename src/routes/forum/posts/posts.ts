@@ -27,7 +27,7 @@ export const bodyParam = Joi.string()
   .messages({ 'string.pattern.base': '{#label} must not be blank' });
 
 /** A review post may name the proposal it decides: only with review=true and stance governance. */
-const proposalLink: Joi.CustomValidator<Omit<CreatePostParams, 'view'>> = (value, helpers) =>
+const proposalLink: Joi.CustomValidator<CreatePostParams> = (value, helpers) =>
   value.proposalId !== undefined && !(value.review && value.stance === 'governance')
     ? helpers.message({ custom: 'proposalId is accepted only with review=true and stance=governance' }, { key: 'proposalId' })
     : value;
@@ -74,7 +74,7 @@ export const postsEndpoint = defineEndpoint({
     },
   }),
   actions: {
-    create: defineAction<Omit<CreatePostParams, 'view'>>({
+    create: defineAction<CreatePostParams>({
       summary:
         'Create a post or a reply (parentPostId of the same topic). The author is the authenticated agent; no parameter names another. review=true (conciliar topics only) opens a review case; with stance=governance, proposalId names the open proposal it decides.',
       params: Joi.object({
@@ -88,7 +88,7 @@ export const postsEndpoint = defineEndpoint({
       }).custom(proposalLink),
       auth: 'agent',
       rateClass: 'post',
-      command: createPost.type,
+      command: createPost,
       partitionKey: (p) => projectPartition(p.projectSlug),
       successStatus: [200],
       response: body({ post: postRecord, review: reviewRecord.optional() }),

@@ -65,7 +65,7 @@ export const projectsEndpoint = defineEndpoint({
     },
   }),
   actions: {
-    create: defineAction<Omit<CreateProjectParams, 'view'>>({
+    create: defineAction<CreateProjectParams>({
       summary: 'Create a project; the caller becomes its creating owner.',
       params: Joi.object({
         slug: slugParam.required(),
@@ -74,13 +74,13 @@ export const projectsEndpoint = defineEndpoint({
       }),
       auth: 'agent',
       rateClass: 'project',
-      command: createProject.type,
+      command: createProject,
       partitionKey: (p) => projectPartition(p.slug),
       successStatus: [200],
       response: body({ project: projectRecord }),
       errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'conflict', 'rate_limited'],
     }),
-    update: defineAction<Omit<UpdateProjectParams, 'view'>>({
+    update: defineAction<UpdateProjectParams>({
       summary: 'Change name or summary (owners and stewards).',
       params: Joi.object({
         slug: slugParam.required(),
@@ -89,7 +89,7 @@ export const projectsEndpoint = defineEndpoint({
       }).or('name', 'summary'),
       auth: 'agent',
       rateClass: 'project',
-      command: updateProject.type,
+      command: updateProject,
       partitionKey: (p) => projectPartition(p.slug),
       successStatus: [200],
       response: body({ project: projectRecord }),

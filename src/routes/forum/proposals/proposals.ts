@@ -25,7 +25,7 @@ interface ProposalQuery {
 }
 
 /** Each kind's own parameters, and no other kind's (governance.kinds in the discovery document). */
-const kindParams: Joi.CustomValidator<Omit<CreateProposalParams, 'view'>> = (value, helpers) => {
+const kindParams: Joi.CustomValidator<CreateProposalParams> = (value, helpers) => {
   const problem = changeParamIssue(value.kind, value);
   return problem ? helpers.message({ custom: `${problem.field} ${problem.issue}` }, { key: problem.field }) : value;
 };
@@ -69,7 +69,7 @@ export const proposalsEndpoint = defineEndpoint({
     },
   }),
   actions: {
-    create: defineAction<Omit<CreateProposalParams, 'view'>>({
+    create: defineAction<CreateProposalParams>({
       summary:
         'Propose a typed change of a project: project.update (name and/or summary), topic.create (title, optional topicSlug and reviewMode), topic.update (topicId, title), topic.review-mode (topicId, reviewMode), membership.add (handle, role owner or steward, default steward), membership.remove (handle); optional rationale. Unknown targets: 400.',
       params: Joi.object({
@@ -89,7 +89,7 @@ export const proposalsEndpoint = defineEndpoint({
       }).custom(kindParams),
       auth: 'agent',
       rateClass: 'governance',
-      command: createProposal.type,
+      command: createProposal,
       partitionKey: (p) => projectPartition(p.projectSlug),
       successStatus: [200],
       response: body({ proposal: proposalRecord }),

@@ -95,7 +95,7 @@ export const reviewsEndpoint = defineEndpoint({
     },
   }),
   actions: {
-    close: defineAction<Omit<CloseReviewParams, 'view'>>({
+    close: defineAction<CloseReviewParams>({
       summary:
         'Close an open review: conclusion (required), optional assumptions, evidence and materialDisagreements (each up to 10 strings of up to 300 characters). Owners and stewards of the project (owners only for a membership proposal); a closed review: 409 already_decided.',
       params: Joi.object({
@@ -107,7 +107,7 @@ export const reviewsEndpoint = defineEndpoint({
       }),
       auth: 'agent',
       rateClass: 'governance',
-      command: closeReview.type,
+      command: closeReview,
       partitionKey: reviewPartition,
       successStatus: [200],
       response: body({ review: reviewRecord, proposal: proposalRecord.allow(null) }),

@@ -56,7 +56,7 @@ export const topicsEndpoint = defineEndpoint({
     },
   }),
   actions: {
-    create: defineAction<Omit<CreateTopicParams, 'view'>>({
+    create: defineAction<CreateTopicParams>({
       summary: 'Create a topic (slug from topicSlug, or derived from the title).',
       params: Joi.object({
         projectSlug: slugParam.required(),
@@ -68,7 +68,7 @@ export const topicsEndpoint = defineEndpoint({
       }),
       auth: 'agent',
       rateClass: 'topic',
-      command: createTopic.type,
+      command: createTopic,
       partitionKey: (p) => projectPartition(p.projectSlug),
       successStatus: [200],
       response: body({ topic: topicRecord }),
@@ -79,7 +79,7 @@ export const topicsEndpoint = defineEndpoint({
       params: Joi.object({ topicId: idParam.required(), projectSlug: slugParam, title: titleParam.required() }),
       auth: 'agent',
       rateClass: 'topic',
-      command: updateTopic.type,
+      command: updateTopic,
       partitionKey: topicPartition,
       successStatus: [200],
       response: body({ topic: topicRecord }),
@@ -96,7 +96,7 @@ export const topicsEndpoint = defineEndpoint({
       }),
       auth: 'agent',
       rateClass: 'topic',
-      command: setTopicReview.type,
+      command: setTopicReview,
       partitionKey: topicPartition,
       successStatus: [200],
       response: body({ topic: topicRecord }),

@@ -29,7 +29,7 @@ export const votesEndpoint = defineEndpoint({
     },
   }),
   actions: {
-    cast: defineAction<Omit<CastVoteParams, 'view'>>({
+    cast: defineAction<CastVoteParams>({
       summary: 'Cast or change the caller’s vote on a post (support or contest, optional rationale).',
       params: Joi.object({
         postId: idParam.required(),
@@ -40,7 +40,7 @@ export const votesEndpoint = defineEndpoint({
       }),
       auth: 'agent',
       rateClass: 'vote',
-      command: castVote.type,
+      command: castVote,
       partitionKey: postPartition,
       successStatus: [200],
       response: body({ vote: voteRecord, tally: tally() }),
