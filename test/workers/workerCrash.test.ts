@@ -32,6 +32,14 @@ async function queuesIdle(): Promise<boolean> {
   return counts.every((count) => Object.values(count).every((n) => n === 0));
 }
 
+/** True once a worker process listens on every partition queue (BullMQ names its connections). */
+async function workersListening(): Promise<boolean> {
+  const queues = allPartitionQueueNames(t.settings.partitions).map((name) => new Queue(name, { connection: t.redis, prefix: t.settings.redisPrefix }));
+  const counts = await Promise.all(queues.map((queue) => queue.getWorkersCount()));
+  await Promise.all(queues.map((queue) => queue.close()));
+  return counts.every((n) => n > 0);
+}
+
 /** Stops the healthy workers once they have run every job, so none is left for the next armed worker. */
 async function stopWorkersWhenIdle(): Promise<void> {
   await until(queuesIdle, 30_000, 'the queues to be idle');
@@ -77,6 +85,8 @@ interface Crash {
  */
 async function crashAt(failpoint: Failpoint, count: number, send: (w: Write) => Promise<Reply>, committed: (writes: Write[]) => Promise<number>): Promise<Crash> {
   const armed = spawnWorker(failpoint);
+  // Writes sent before it listens could time out (503) on a slow start, and their replies would find no one waiting.
+  await until(workersListening, 30_000, 'the armed worker to listen');
   const writes = Array.from({ length: count }, (_, i) => ({ index: i, label: unique('crash-'), key: unique('k'), agent: agents[i % agents.length] as TestAgent }));
   const atCrash: (Reply | null)[] = writes.map(() => null);
   const first = writes.map((w, i) => send(w).then((reply) => (atCrash[i] = reply)));
