@@ -15,6 +15,7 @@ export default defineConfig({
       'test/commands/**/*.test.ts',
       'test/store/rateLimiter.test.ts',
       'test/store/idempotencyStore.test.ts',
+      'test/store/admission.test.ts',
     ],
     testTimeout: 30_000,
     pool: 'forks',
