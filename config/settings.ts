@@ -10,6 +10,8 @@ export interface Settings {
   host: string;
   databaseUrl: string;
   redisUrl: string;
+  /** Seed nodes of a Redis Cluster; when any are set, every connection is a cluster connection and redisUrl is unused. */
+  redisClusterNodes: { host: string; port: number }[];
   relayOperatorFingerprints: string[];
   accountsLinkSecret: string | null;
   rateLimitScale: number;
@@ -59,6 +61,10 @@ const schema = Joi.object({
     .uri({ scheme: ['postgres', 'postgresql'] })
     .default('postgres://postgres@127.0.0.1:5432/forum'),
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
+  REDIS_CLUSTER_NODES: Joi.string()
+    .pattern(/^\s*[^\s,:]+:\d{1,5}\s*(,\s*[^\s,:]+:\d{1,5}\s*)*$/)
+    .allow('')
+    .default(''),
   RELAY_OPERATOR_FINGERPRINTS: Joi.string().allow('').default(''),
   ACCOUNTS_LINK_SECRET: Joi.string().min(16).allow(''),
   RATE_LIMIT_SCALE: Joi.number().positive().default(1),
@@ -110,6 +116,14 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     host: value.HOST,
     databaseUrl: value.DATABASE_URL,
     redisUrl: value.REDIS_URL,
+    redisClusterNodes: String(value.REDIS_CLUSTER_NODES)
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map((node) => {
+        const colon = node.lastIndexOf(':');
+        return { host: node.slice(0, colon), port: Number(node.slice(colon + 1)) };
+      }),
     relayOperatorFingerprints: fingerprints,
     accountsLinkSecret: value.ACCOUNTS_LINK_SECRET ? String(value.ACCOUNTS_LINK_SECRET) : null,
     rateLimitScale: value.RATE_LIMIT_SCALE,

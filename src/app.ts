@@ -40,7 +40,7 @@ export async function startApp(settings: Settings, roles: Role[], options: AppOp
   const health = new DependencyHealth(logger);
   const orm = await openOrm(settings.databaseUrl);
   await migrate(orm);
-  const redis = connectRedis(settings.redisUrl, 'agora');
+  const redis = connectRedis(settings, 'agora');
   health.watchRedis(redis, 'main');
   await warnIfRedisMayEvict(redis, logger);
   const runtime: Runtime = { settings, orm, redis, logger, metrics: new Metrics(), health };

@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import type { Settings } from '../config/settings.ts';
 import type { Orm } from './db/orm.ts';
 import type { ReadReplicas } from './db/replicas.ts';
@@ -8,12 +7,13 @@ import type { DependencyHealth } from './observability/outages.ts';
 import type { Dispatcher } from './pipeline/dispatcher.ts';
 import type { AdmissionStore } from './store/admission.ts';
 import type { Stores } from './store/stores.ts';
+import type { RedisClient } from './redis.ts';
 
 /** What every role of one process shares. */
 export interface Runtime {
   settings: Settings;
   orm: Orm;
-  redis: Redis;
+  redis: RedisClient;
   logger: Logger;
   metrics: Metrics;
   health: DependencyHealth;

@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { Settings } from '../config/settings.ts';
 import type { Logger } from './observability/logger.ts';
 
 /**
@@ -12,34 +13,60 @@ import type { Logger } from './observability/logger.ts';
  * lookups, ETag fingerprints, retry-key scripts) leave in one socket write,
  * which halves the CPU of a 304 in Redis and cuts it in the API.
  */
-export function connectRedis(url: string, name: string, mode: 'wait' | 'fail-fast' = 'wait'): Redis {
-  if (mode === 'fail-fast') return new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectionName: name, enableAutoPipelining: true });
-  return new Redis(url, { maxRetriesPerRequest: null, connectionName: name, lazyConnect: false });
+export function connectRedis(target: RedisTarget, name: string, mode: 'wait' | 'fail-fast' = 'wait'): RedisClient {
+  const failFast = mode === 'fail-fast';
+  const options: RedisOptions = failFast ? { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectionName: name } : { maxRetriesPerRequest: null, connectionName: name };
+  if (target.redisClusterNodes.length === 0) return new Redis(target.redisUrl, { ...options, enableAutoPipelining: failFast });
+  // A failover moves slots: commands wait out the redirection briefly, then (fail-fast) answer 503.
+  return new Cluster(target.redisClusterNodes, { redisOptions: options, enableOfflineQueue: !failFast, enableAutoPipelining: failFast, retryDelayOnFailover: 200, retryDelayOnClusterDown: 300, retryDelayOnTryAgain: 200 });
+}
+
+/** A connection to one Redis node or to a Redis Cluster (REDIS_CLUSTER_NODES). */
+export type RedisClient = Redis | Cluster;
+export type RedisTarget = Pick<Settings, 'redisUrl' | 'redisClusterNodes'>;
+
+export function isCluster(connection: RedisClient): connection is Cluster {
+  return connection instanceof Cluster;
+}
+
+/**
+ * BullMQ's key prefix. Under Redis Cluster it is a hash tag, as BullMQ
+ * requires there: every queue's keys then share one slot, so its Lua
+ * scripts never cross slots.
+ */
+export function queuePrefix(settings: Pick<Settings, 'redisPrefix' | 'redisClusterNodes'>): string {
+  return settings.redisClusterNodes.length > 0 ? `{${settings.redisPrefix}}` : settings.redisPrefix;
 }
 
 /** Resolves once the connection can take commands (a fail-fast connection refuses them before). */
-export function redisReady(connection: Redis): Promise<void> {
+export function redisReady(connection: RedisClient): Promise<void> {
   if (connection.status === 'ready') return Promise.resolve();
   return new Promise((resolve) => connection.once('ready', () => resolve()));
 }
 
-/** Every Redis key this service writes outside BullMQ. All carry TTLs (see callers). */
+/**
+ * Every Redis key this service writes outside BullMQ. All carry TTLs (see
+ * callers). The part in braces is the key's hash tag: under Redis Cluster
+ * the keys one script or MGET touches share a slot. A retry key and the
+ * rate bucket claimed with it share their bucket owner's tag (admission.ts);
+ * every ETag fingerprint one tag (one MGET per read); the ledger marks another.
+ */
 export function redisKeys(prefix: string) {
   return {
-    idempotency: (scope: string, key: string) => `${prefix}:idem:${scope}:${key}`,
-    rateBucket: (subject: string, rateClass: string) => `${prefix}:rate:${rateClass}:${subject}`,
-    etagScope: (scope: string) => `${prefix}:etag:${scope}`,
+    idempotency: (scope: string, key: string, bucketOwner = scope) => `${prefix}:idem:{${bucketOwner}}:${scope}:${key}`,
+    rateBucket: (owner: string, rateClass: string) => `${prefix}:rate:{${owner}}:${rateClass}`,
+    etagScope: (scope: string) => `${prefix}:{etag}:${scope}`,
     credential: (tokenHash: string) => `${prefix}:credential:${tokenHash}`,
     commitPosition: (agentId: string) => `${prefix}:position:${agentId}`,
-    outboxDirty: `${prefix}:ledger:dirty`,
-    ledgerHead: `${prefix}:ledger:head`,
+    outboxDirty: `${prefix}:{ledger}:dirty`,
+    ledgerHead: `${prefix}:{ledger}:head`,
     replyChannel: (instanceId: string) => `${prefix}:replies:${instanceId}`,
   };
 }
 export type RedisKeys = ReturnType<typeof redisKeys>;
 
 /** Closes a connection politely when Redis answers, at once when it does not. */
-export async function closeRedis(connection: Redis): Promise<void> {
+export async function closeRedis(connection: RedisClient): Promise<void> {
   try {
     await connection.quit();
   } catch {
@@ -52,7 +79,7 @@ export async function closeRedis(connection: Redis): Promise<void> {
  * would evict under memory pressure. Managed Redis may refuse CONFIG; then
  * nothing can be known and nothing is said.
  */
-export async function warnIfRedisMayEvict(connection: Redis, logger: Logger): Promise<string | null> {
+export async function warnIfRedisMayEvict(connection: RedisClient, logger: Logger): Promise<string | null> {
   try {
     const [, policy] = (await connection.config('GET', 'maxmemory-policy')) as [string, string];
     if (policy && policy !== 'noeviction') {

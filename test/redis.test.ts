@@ -7,7 +7,7 @@ async function policyWarnings(evictionPolicy: string): Promise<{ policy: string 
   const server = new OwnRedis(await freePort(), evictionPolicy);
   await server.start();
   const lines: string[] = [];
-  const connection = connectRedis(server.url, 'policy-check');
+  const connection = connectRedis({ redisUrl: server.url, redisClusterNodes: [] }, 'policy-check');
   try {
     const policy = await warnIfRedisMayEvict(connection, createLogger({ logLevel: 'info' }, { write: (line: string) => void lines.push(line) }));
     return { policy, lines };

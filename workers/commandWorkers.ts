@@ -7,7 +7,9 @@ import { allPartitionQueueNames, queueCounts } from '../src/pipeline/partitions.
 import { currentPosition } from '../src/db/replicas.ts';
 import { encodeReply } from '../src/pipeline/replies.ts';
 import { findResults, GAVE_UP } from '../src/pipeline/results.ts';
+import { queuePrefix } from '../src/redis.ts';
 import { settleWithin } from '../src/settle.ts';
+import { afterCommitPipeline } from '../src/store/afterCommit.ts';
 import type { Stores } from '../src/store/stores.ts';
 import { executeBatch, type Execution } from './executeBatch.ts';
 import { startLedgerPublisher, type LedgerPublisherLoop } from './ledgerPublisher.ts';
@@ -49,13 +51,14 @@ export class CommandWorkers {
 
   private async listen(name: string): Promise<void> {
     const { settings, redis, logger } = this.runtime;
-    const queue = new Queue(name, { connection: redis, prefix: settings.redisPrefix });
+    const prefix = queuePrefix(settings);
+    const queue = new Queue(name, { connection: redis, prefix });
     queue.on('error', () => {}); // reported by the connection's watcher, once per outage
     await queue.setGlobalConcurrency(1);
     this.queues.push(queue);
     const worker = new Worker<CommandBatch>(name, (job) => this.processBatch(job), {
       connection: redis,
-      prefix: settings.redisPrefix,
+      prefix,
       concurrency: 1,
       lockDuration: settings.workerLockMs,
       stalledInterval: Math.max(250, Math.floor(settings.workerLockMs / 2)),
@@ -99,7 +102,7 @@ export class CommandWorkers {
     const { etags, credentials, ledgerMarks, idempotency, positions } = this.stores;
     this.ledger.nudge();
     const position = this.runtime.settings.databaseReplicaUrls.length > 0 ? await currentPosition(this.runtime.orm.em.fork()) : null;
-    const pipeline = this.runtime.redis.pipeline();
+    const pipeline = afterCommitPipeline(this.runtime.redis);
     etags.bump(pipeline, executions.flatMap((e) => e.touched), position);
     if (position !== null) positions.record(pipeline, executions.flatMap((e) => (e.command.actor ? [e.command.actor.agentId] : [])), position);
     credentials.expire(pipeline, executions.flatMap((e) => e.expiredCredentials ?? []));

@@ -22,10 +22,13 @@ export class OwnRedis {
   readonly dir = mkdtempSync(join(tmpdir(), 'agora-chaos-redis-'));
   readonly port: number;
   private readonly evictionPolicy: string;
+  /** More redis-server arguments (a cluster node's, say). */
+  private readonly extraArgs: string[];
 
-  constructor(port: number, evictionPolicy = 'noeviction') {
+  constructor(port: number, evictionPolicy = 'noeviction', extraArgs: string[] = []) {
     this.port = port;
     this.evictionPolicy = evictionPolicy;
+    this.extraArgs = extraArgs;
   }
 
   get url(): string {
@@ -33,7 +36,7 @@ export class OwnRedis {
   }
 
   async start(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', this.evictionPolicy];
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', this.evictionPolicy, ...this.extraArgs];
     this.child = spawn('redis-server', args, { stdio: 'ignore' });
     for (let i = 0; i < 100; i++) {
       try {
@@ -55,7 +58,8 @@ export class OwnRedis {
   async stop(): Promise<void> {
     const child = this.child;
     this.child = null;
-    if (!child || child.exitCode !== null) return;
+    // Already gone: exited, or killed by a signal (killNow).
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGTERM');
     await once(child, 'exit');
   }

@@ -108,19 +108,19 @@ interface Identity {
 }
 
 function identify(ctx: ApiContext, request: Request, actionName: string, action: ActionSpec, params: Record<string, unknown>, input: Record<string, unknown>, auth: Authenticated | null): Identity {
-  const sourceIp = request.info.remoteAddress;
-  const scope = auth ? auth.actor.agentId : `anon:${sourceIp}`;
+  const anonymous = `anon:${request.info.remoteAddress}`;
+  const scope = auth ? auth.actor.agentId : anonymous;
   const retryKey = retryKeyOf(request, input);
   const fingerprint = sha256Hex(`${request.method} ${request.path} ${actionName} ${canonicalize(params) ?? ''}`);
   // Derived from the retry key, so the database recognises a retried command even after its claim expired.
   const commandId = retryKey ? `cmd_${sha256(`${scope}\n${retryKey}\n${fingerprint}`).toString('base64url').slice(0, 40)}` : randomUUID();
   // Admission (challenge, register) is limited by source address whatever credential the request carries.
-  const bucketOwner = auth && action.rateClass !== 'registration' ? auth.actor.agentId : `ip:${sourceIp}`;
+  const bucketOwner = action.rateClass === 'registration' ? anonymous : scope;
   return {
     scope,
     bucket: ctx.keys.rateBucket(bucketOwner, action.rateClass),
     commandId,
-    claim: retryKey ? { cacheKey: ctx.keys.idempotency(scope, retryKey), fingerprint, commandId, replyTo: ctx.dispatcher.replyChannel } : null,
+    claim: retryKey ? { cacheKey: ctx.keys.idempotency(scope, retryKey, bucketOwner), fingerprint, commandId, replyTo: ctx.dispatcher.replyChannel } : null,
   };
 }
 

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from './logger.ts';
+import type { RedisClient } from '../redis.ts';
 
 /**
  * One log line when a dependency goes down and one when it is back, however
@@ -55,7 +55,7 @@ export class DependencyHealth {
   }
 
   /** Handles a Redis connection's errors (so none is "unhandled") and follows its state. */
-  watchRedis(connection: Redis, name: string): void {
+  watchRedis(connection: RedisClient, name: string): void {
     connection.on('error', (error: Error) => this.reportDown('redis', name, error));
     connection.on('ready', () => this.reportUp('redis', name));
     connection.on('end', () => this.reportUp('redis', name));
@@ -71,7 +71,8 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EP
 /** Postgres SQLSTATEs of a server that is going away, starting up, or unreachable. */
 const POSTGRES_OUTAGE_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300']);
 const POSTGRES_OUTAGE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|terminating connection|the database system is|Client has encountered a connection error/i;
-const REDIS_OUTAGE_MESSAGE = /Connection is closed|Stream isn't writeable|enableOfflineQueue|max retries per request|Reached the max retries/i;
+// The cluster ones: a failover in progress (the cluster is down, or its slots are moving).
+const REDIS_OUTAGE_MESSAGE = /Connection is closed|Stream isn't writeable|enableOfflineQueue|max retries per request|Reached the max retries|CLUSTERDOWN|TRYAGAIN|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready/i;
 
 export type Dependency = 'postgres' | 'redis';
 

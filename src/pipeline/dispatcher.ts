@@ -1,11 +1,11 @@
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Command, CommandBatch, CommandResult } from './command.ts';
 import { partitionOf, partitionQueueName, queueCounts } from './partitions.ts';
 import type { ReplyListener } from './replies.ts';
+import type { RedisClient } from '../redis.ts';
 
 export interface DispatcherOptions {
-  connection: Redis;
+  connection: RedisClient;
   prefix: string;
   partitions: number;
   timeoutMs: number;

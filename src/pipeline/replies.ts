@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import { closeRedis } from '../redis.ts';
+import { closeRedis, type RedisClient } from '../redis.ts';
 import type { CommandResult } from './command.ts';
 
 interface Waiter {
@@ -15,10 +14,10 @@ interface Waiter {
 export class ReplyListener {
   /** Usually one waiter per command; a retry that re-dispatches it on this instance adds another. */
   private readonly waiters = new Map<string, Waiter[]>();
-  private readonly subscriber: Redis;
+  private readonly subscriber: RedisClient;
   readonly channel: string;
 
-  constructor(subscriber: Redis, channel: string) {
+  constructor(subscriber: RedisClient, channel: string) {
     this.subscriber = subscriber;
     this.channel = channel;
   }

@@ -9,7 +9,7 @@ import { ReadReplicas } from '../db/replicas.ts';
 import { Dispatcher } from '../pipeline/dispatcher.ts';
 import { ReplyListener } from '../pipeline/replies.ts';
 import { findResult } from '../pipeline/results.ts';
-import { closeRedis, connectRedis, redisReady } from '../redis.ts';
+import { closeRedis, connectRedis, queuePrefix, redisReady } from '../redis.ts';
 import { discoveryDocument } from '../routes/forum/discovery.ts';
 import { forumEndpoints, forumOpenApi } from '../routes/forum/index.ts';
 import { registerRelay } from '../routes/relay/index.ts';
@@ -40,17 +40,17 @@ function registerApi(server: Server, ctx: ApiContext): void {
  */
 export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
   const { settings, orm } = runtime;
-  const redis = connectRedis(settings.redisUrl, 'agora-api', 'fail-fast');
+  const redis = connectRedis(settings, 'agora-api', 'fail-fast');
   runtime.health.watchRedis(redis, 'api');
   await redisReady(redis);
   const stores = storesOn(redis, settings.redisPrefix);
-  const subscriber = connectRedis(settings.redisUrl, 'agora-replies');
+  const subscriber = connectRedis(settings, 'agora-replies');
   runtime.health.watchRedis(subscriber, 'replies');
   const replies = new ReplyListener(subscriber, stores.keys.replyChannel(randomUUID()));
   await replies.start();
   const dispatcher = new Dispatcher({
     connection: redis,
-    prefix: settings.redisPrefix,
+    prefix: queuePrefix(settings),
     partitions: settings.partitions,
     timeoutMs: settings.commandTimeoutMs,
     replies,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.ts';
 import { PENDING_CLAIM_TTL_SECONDS, type Claim, type IdempotencyStore } from './idempotencyStore.ts';
 import { rateDecision, refillPerMs, TAKE_TOKEN_LUA, type BucketLimit, type RateDecision, type RateLimiter } from './rateLimiter.ts';
 
@@ -33,11 +33,11 @@ export type Admitted = { seen: Claim } | { decision: RateDecision };
  * limiter's; the entry's format is the retry-key store's.
  */
 export class AdmissionStore {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly limiter: RateLimiter;
   private readonly retryKeys: IdempotencyStore;
 
-  constructor(redis: Redis, limiter: RateLimiter, retryKeys: IdempotencyStore) {
+  constructor(redis: RedisClient, limiter: RateLimiter, retryKeys: IdempotencyStore) {
     this.redis = redis;
     this.limiter = limiter;
     this.retryKeys = retryKeys;

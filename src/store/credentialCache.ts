@@ -1,5 +1,5 @@
-import type { ChainableCommander, Redis } from 'ioredis';
-import type { RedisKeys } from '../redis.ts';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient, RedisKeys } from '../redis.ts';
 
 /** How long a token's lookup is reused: also how stale an agent's tier and a token's lastUsedAt may be. */
 export const CREDENTIAL_TTL_SECONDS = 60;
@@ -25,10 +25,10 @@ export interface CachedCredential {
  * the token back.
  */
 export class CredentialCache {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
 
-  constructor(redis: Redis, keys: RedisKeys) {
+  constructor(redis: RedisClient, keys: RedisKeys) {
     this.redis = redis;
     this.keys = keys;
   }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { fingerprintWithPosition } from './commitPositions.ts';
-import type { ChainableCommander, Redis } from 'ioredis';
-import type { RedisKeys } from '../redis.ts';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisKeys, RedisClient } from '../redis.ts';
 
 /**
  * A random fingerprint per read scope ("projects", "tokens:<agent>", ...).
@@ -13,10 +13,10 @@ import type { RedisKeys } from '../redis.ts';
 const TTL_SECONDS = 7 * 86_400;
 
 export class EtagFingerprints {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
 
-  constructor(redis: Redis, keys: RedisKeys) {
+  constructor(redis: RedisClient, keys: RedisKeys) {
     this.redis = redis;
     this.keys = keys;
   }

@@ -1,5 +1,6 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
 import type { CommandResult } from '../pipeline/command.ts';
+import { isCluster, type RedisClient } from '../redis.ts';
 
 /** Retry keys are kept 24 hours (spec Limits). */
 export const RETRY_KEY_TTL_SECONDS = 86_400;
@@ -34,9 +35,9 @@ export type Claim =
  * timed out still gets the eventual result on retry.
  */
 export class IdempotencyStore {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
-  constructor(redis: Redis) {
+  constructor(redis: RedisClient) {
     this.redis = redis;
   }
 
@@ -66,8 +67,10 @@ export class IdempotencyStore {
 
   /** Whether the API instance behind a reply channel is still listening on it (it dies with its connection). */
   async holderListens(holder: ClaimHolder): Promise<boolean> {
-    const [, listeners] = (await this.redis.pubsub('NUMSUB', holder.replyTo)) as [string, number];
-    return Number(listeners) > 0;
+    // A cluster node counts only its own subscribers (messages are broadcast to every node): ask them all.
+    const nodes = isCluster(this.redis) ? this.redis.nodes('all') : [this.redis];
+    const counts = await Promise.all(nodes.map(async (node) => ((await node.pubsub('NUMSUB', holder.replyTo)) as [string, number])[1]));
+    return counts.some((listeners) => Number(listeners) > 0);
   }
 
   async complete(cacheKey: string, fingerprint: string, commandId: string, result: CommandResult): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { ChainableCommander, Redis } from 'ioredis';
-import type { RedisKeys } from '../redis.ts';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisKeys, RedisClient } from '../redis.ts';
 
 /** Raises the head only (two publishers may report out of order), then clears the dirty mark if it is still the one seen. */
 const publishedScript = `
@@ -20,10 +20,10 @@ return 1
  * mark survives it.
  */
 export class LedgerMarks {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
 
-  constructor(redis: Redis, keys: RedisKeys) {
+  constructor(redis: RedisClient, keys: RedisKeys) {
     this.redis = redis;
     this.keys = keys;
     redis.defineCommand('agoraLedgerPublished', { numberOfKeys: 2, lua: publishedScript });

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.ts';
 
 /**
  * Refills KEYS[1] by the time elapsed, takes one token if it can; leaves
@@ -48,9 +48,9 @@ export interface RateDecision {
  * if it can, and expires an idle bucket once it would be full again.
  */
 export class RateLimiter {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
-  constructor(redis: Redis) {
+  constructor(redis: RedisClient) {
     this.redis = redis;
     redis.defineCommand('agoraTakeToken', { numberOfKeys: 1, lua: tokenBucketScript });
   }

@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import { redisKeys, type RedisKeys } from '../redis.ts';
+import { redisKeys, type RedisClient, type RedisKeys } from '../redis.ts';
 import { CommitPositions } from './commitPositions.ts';
 import { CredentialCache } from './credentialCache.ts';
 import { EtagFingerprints } from './etagFingerprints.ts';
@@ -20,7 +19,7 @@ export interface Stores {
  * The stores on one connection: the API's fails fast (a request answers 503
  * during an outage), the worker's waits the outage out.
  */
-export function storesOn(redis: Redis, prefix: string): Stores {
+export function storesOn(redis: RedisClient, prefix: string): Stores {
   const keys = redisKeys(prefix);
   return {
     keys,
