@@ -17,7 +17,7 @@ export interface Settings {
   rateLimitScale: number;
   /** Namespace of every Redis key and BullMQ queue, so deployments (and test runs) can share one Redis. */
   redisPrefix: string;
-  /** Number of partition queues; a project always maps to the same one. */
+  /** How many of the MAX_PARTITIONS queues this API spreads projects over; a project always maps to the same one. */
   partitions: number;
   /** How long an HTTP request waits for its command's result before answering 503. */
   commandTimeoutMs: number;
@@ -51,6 +51,12 @@ export interface Settings {
   replicaMaxLagMs: number;
 }
 
+/**
+ * Every worker process serves this many partition queues, whatever an API's
+ * PARTITIONS (at most this many) says: see src/pipeline/partitions.ts.
+ */
+export const MAX_PARTITIONS = 32;
+
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof logLevels)[number];
 
@@ -71,7 +77,7 @@ const schema = Joi.object({
   REDIS_PREFIX: Joi.string()
     .pattern(/^[a-zA-Z0-9_-]+$/)
     .default('agora'),
-  PARTITIONS: Joi.number().integer().min(1).max(256).default(2),
+  PARTITIONS: Joi.number().integer().min(1).max(MAX_PARTITIONS).default(2),
   COMMAND_TIMEOUT_MS: Joi.number().integer().min(100).default(10_000),
   WORKER_LOCK_MS: Joi.number().integer().min(500).default(30_000),
   MAX_BODY_BYTES: Joi.number().integer().min(1024).default(65_536),

@@ -3,7 +3,7 @@ import type { Runtime } from '../src/context.ts';
 import { failpoint } from '../src/failpoints.ts';
 import { isConnectionError, outageOf } from '../src/observability/outages.ts';
 import type { Command, CommandBatch } from '../src/pipeline/command.ts';
-import { allPartitionQueueNames, queueCounts } from '../src/pipeline/partitions.ts';
+import { allPartitionQueueNames, MAX_PARTITIONS, queueCounts } from '../src/pipeline/partitions.ts';
 import { currentPosition } from '../src/db/replicas.ts';
 import { encodeReply } from '../src/pipeline/replies.ts';
 import { findResults, GAVE_UP } from '../src/pipeline/results.ts';
@@ -43,7 +43,8 @@ export class CommandWorkers {
   /** Workers on every partition queue, ready to take jobs. */
   static async start(runtime: Runtime, stores: Stores): Promise<CommandWorkers> {
     const pool = new CommandWorkers(runtime, stores);
-    for (const name of allPartitionQueueNames(runtime.settings.partitions)) await pool.listen(name);
+    // Every queue, not only the first PARTITIONS: an API with another count may have filled the rest.
+    await Promise.all(allPartitionQueueNames(MAX_PARTITIONS).map((name) => pool.listen(name)));
     await Promise.all(pool.workers.map((worker) => worker.waitUntilReady()));
     runtime.metrics.watchQueues(() => queueCounts(pool.queues));
     return pool;

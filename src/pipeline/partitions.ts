@@ -1,10 +1,21 @@
 import type { Queue } from 'bullmq';
 
 /**
- * A fixed set of partition queues. A partition key (project slug, or agent
- * for commands outside projects) always maps to the same queue by FNV-1a, and
- * each queue runs one job at a time across all workers, so the mutations of
- * one project are serialized while other partitions run in parallel.
+ * Every worker process serves all MAX_PARTITIONS queues, whatever an API's
+ * PARTITIONS says. So changing PARTITIONS, or the number of worker
+ * processes, needs no drain: jobs an API enqueued under the old count stay
+ * served, and a project whose commands sit in two queues during the change
+ * still has them applied one batch at a time, because every batch
+ * transaction takes its projects' advisory locks first
+ * (workers/batchTransaction.ts).
+ */
+export { MAX_PARTITIONS } from '../../config/settings.ts';
+
+/**
+ * A partition key (project slug, or agent for commands outside projects)
+ * maps to one of the API's `partitions` queues by FNV-1a, and each queue
+ * runs one job at a time across all workers, so the mutations of one project
+ * are serialized while other partitions run in parallel.
  */
 export function partitionOf(key: string, partitions: number): number {
   let hash = 0x811c9dc5;

@@ -41,12 +41,14 @@ export async function answersHealthz(client: Client): Promise<boolean> {
 }
 
 /**
- * The service as its own process (`node <script> ...args`), on a free port and
- * its own Redis prefix, started and ready: what an operator runs, so a crash
- * is a dead process rather than a failed test worker.
+ * The service as its own process (`node <script> ...args`), on a free port
+ * (or env.PORT) and its own Redis prefix (or env.REDIS_PREFIX): what an
+ * operator runs, so a crash is a dead process rather than a failed test
+ * worker. Ready when it answers /healthz, or when `ready` holds (a
+ * worker-only process has no API).
  */
-export async function startServiceProcess(script: string, args: string[], env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const port = await freePort();
+export async function startServiceProcess(script: string, args: string[], env: Record<string, string> = {}, ready?: () => Promise<boolean>): Promise<ServiceProcess> {
+  const port = env.PORT ? Number(env.PORT) : await freePort();
   const child = spawn(process.execPath, [script, ...args], {
     env: { ...process.env, ...testEnv({ PORT: String(port), ...env }) },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -60,7 +62,7 @@ export async function startServiceProcess(script: string, args: string[], env: R
   });
   const exited = once(child, 'exit').then(([code]) => code as number | null);
   const client = new Client(`http://127.0.0.1:${port}`);
-  await until(() => answersHealthz(client), 30_000, `${script} ${args.join(' ')} to answer /healthz`);
+  await until(ready ?? (() => answersHealthz(client)), 30_000, `${script} ${args.join(' ')} to be ready`);
   return {
     child,
     port,

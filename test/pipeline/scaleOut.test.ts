@@ -1,0 +1,136 @@
+import { Queue } from 'bullmq';
+import { afterAll, describe, expect, it } from 'vitest';
+import { textArray } from '../../src/db/statements.ts';
+import { MAX_PARTITIONS, allPartitionQueueNames } from '../../src/pipeline/partitions.ts';
+import { createProject, registerAgent, unique, type Client, type Reply, type TestAgent } from '../support/client.ts';
+import { createTopic, type TestTopic } from '../support/forum.ts';
+import { Balancer } from '../support/haproxy.ts';
+import { freePort, startServiceProcess, until, type ServiceProcess } from '../support/serviceProcess.ts';
+import { useTestApp } from '../support/testApp.ts';
+
+// The database, the Redis prefix and a direct look at both; the service under test runs as separate processes on that prefix.
+const t = useTestApp({}, ['api']);
+const started: { stop(): Promise<unknown> }[] = [];
+afterAll(async () => {
+  for (const process of started.reverse()) await process.stop();
+});
+
+/** How many worker processes listen on the first partition queue (BullMQ names its connections). */
+async function workersListening(): Promise<number> {
+  const queue = new Queue(allPartitionQueueNames(1)[0] as string, { connection: t.redis, prefix: t.settings.redisPrefix });
+  const count = await queue.getWorkersCount();
+  await queue.close();
+  return count;
+}
+
+async function start(role: 'api' | 'worker', env: Record<string, string>): Promise<ServiceProcess> {
+  const before = role === 'worker' ? await workersListening() : 0;
+  const ready = role === 'worker' ? async () => (await workersListening()) > before : undefined;
+  // A short job lock: the job a killed worker held is taken over in seconds, not the default 30.
+  const service = await startServiceProcess('src/main.ts', [role], { REDIS_PREFIX: t.settings.redisPrefix, DRAIN_GRACE_MS: '1000', WORKER_LOCK_MS: '2000', ...env }, ready);
+  started.push(service);
+  return service;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A write with its own retry key, sent again with that key until it is answered 200 (as a real client would). */
+async function writeUntilAnswered(client: Client, send: (client: Client, key: string) => Promise<Reply>, statuses: number[]): Promise<Reply> {
+  const key = unique('k');
+  for (let attempt = 0; attempt < 300; attempt++) {
+    const reply = await send(client, key).catch(() => null);
+    if (reply) statuses.push(reply.status);
+    if (reply?.status === 200) return reply;
+    await pause(50);
+  }
+  throw new Error('a write was never answered');
+}
+
+async function queuesIdle(): Promise<boolean> {
+  const queues = allPartitionQueueNames(MAX_PARTITIONS).map((name) => new Queue(name, { connection: t.redis, prefix: t.settings.redisPrefix }));
+  const counts = await Promise.all(queues.map((queue) => queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')));
+  await Promise.all(queues.map((queue) => queue.close()));
+  return counts.every((count) => Object.values(count).every((n) => n === 0));
+}
+
+describe('many API and worker processes behind HAProxy', () => {
+  it('changes PARTITIONS and the worker processes under load with nothing lost, doubled or out of order, and no queue left behind', async () => {
+    const workerA = await start('worker', { PARTITIONS: '5' });
+    const apiA = await start('api', { PARTITIONS: '5' });
+    const portB = await freePort();
+    const balancer = await Balancer.start([apiA.port, portB]);
+    started.push(balancer);
+    const lb = balancer.client;
+
+    const owner = await registerAgent(lb);
+    const shared: TestTopic = await createTopic(lb, owner, await createProject(lb, owner));
+    const writers = await Promise.all(Array.from({ length: 6 }, async () => {
+      const agent = await registerAgent(lb);
+      return { agent, topic: await createTopic(lb, agent, await createProject(lb, agent)), sent: [] as string[] };
+    }));
+
+    const statuses: number[] = [];
+    const acknowledged: string[] = [];
+    let running = true;
+    /** Each writer posts in order into its own project (waiting for each answer) and into the shared one. */
+    const load = writers.map(async (writer, w) => {
+      for (let n = 0; running; n++) {
+        const topic = n % 3 === 2 ? shared : writer.topic;
+        const body = `w${w}-${n}-${unique('')}`;
+        writer.sent.push(body);
+        await writeUntilAnswered(lb, (client, key) => client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body }, { token: writer.agent.token, headers: { 'idempotency-key': key } }), statuses);
+        acknowledged.push(body);
+      }
+    });
+
+    await pause(1500);
+    // The change, under load: a second API with fewer partitions and a second worker join...
+    const apiB = await start('api', { PARTITIONS: '2', PORT: String(portB) });
+    await start('worker', { PARTITIONS: '2' });
+    await until(async () => (await apiB.client.get('/readyz')).status === 200, 10_000, 'the second API to be ready');
+    await pause(1500);
+    // ...then the first worker dies while the first API still fills queues 2-4, which only the second worker is left to serve,
+    // and the first API drains away.
+    workerA.child.kill('SIGKILL');
+    await pause(1000);
+    await apiA.stop();
+    await pause(2000);
+    running = false;
+    await Promise.all(load);
+
+    expect(statuses.filter((status) => status >= 500 && status !== 503)).toEqual([]);
+    const rows = await t.orm.em.fork().execute<{ body: string; id: string; project_slug: string }[]>('select body, id, project_slug from post where body = any(?::text[]) order by id', [textArray(acknowledged)]);
+    // Every acknowledged write exactly once.
+    expect(rows.map((row) => row.body).sort()).toEqual([...acknowledged].sort());
+    // Each writer's posts, in id (commit) order, are in the order it sent them.
+    for (const writer of writers) {
+      const mine = new Set(writer.sent);
+      expect(rows.filter((row) => mine.has(row.body)).map((row) => row.body)).toEqual(writer.sent.filter((body) => acknowledged.includes(body)));
+    }
+    // Nothing left in any queue: the jobs enqueued under PARTITIONS=5 were served by a worker started with PARTITIONS=2.
+    await until(queuesIdle, 15_000, 'every partition queue to be empty');
+  }, 120_000);
+
+  it('answers on one API instance what another instance started: a retry-key replay, a 304 for its ETag and its rate bucket', async () => {
+    const apiA = await start('api', {});
+    const apiB = await start('api', {});
+    await start('worker', {});
+    const agent: TestAgent = await registerAgent(apiA.client);
+    const key = unique('k');
+    const create = (client: Client) => client.post('/api/forum/projects', { action: 'create', slug: `cross-${key}`.toLowerCase(), name: 'Across instances' }, { token: agent.token, headers: { 'idempotency-key': key } });
+    const first = await create(apiA.client);
+    expect(first.status).toBe(200);
+    const replay = await create(apiB.client);
+    expect(replay.headers.get('idempotency-replayed')).toBe('true');
+    expect(replay.body.project.id).toBe(first.body.project.id);
+
+    const listed = await apiA.client.get('/api/forum/projects', {}, { headers: { 'accept-encoding': 'identity' } });
+    const etag = listed.headers.get('etag') ?? '';
+    expect((await apiB.client.get('/api/forum/projects', {}, { headers: { 'accept-encoding': 'identity', 'if-none-match': etag } })).status).toBe(304);
+
+    const onA = Number(first.headers.get('ratelimit-remaining'));
+    const next = await apiB.client.post('/api/forum/projects', { action: 'create', slug: unique('cross-'), name: 'Next' }, { token: agent.token });
+    // One bucket for the agent whatever the instance: B's count goes on from A's (a bucket of its own would start full).
+    expect(Number(next.headers.get('ratelimit-remaining'))).toBeLessThan(onA);
+  }, 60_000);
+});

@@ -1,0 +1,34 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { Client } from './client.ts';
+import { freePort } from './serviceProcess.ts';
+
+/** HAProxy with the project's own config/haproxy.cfg, in front of two API instances, on a free port. */
+export class Balancer {
+  readonly client: Client;
+  private readonly child: ChildProcess;
+
+  private constructor(child: ChildProcess, port: number) {
+    this.child = child;
+    this.client = new Client(`http://127.0.0.1:${port}`);
+  }
+
+  static async start(apiPorts: [number, number]): Promise<Balancer> {
+    const port = await freePort();
+    const env = { ...process.env, AGORA_LISTEN: `127.0.0.1:${port}`, AGORA_API_1: `127.0.0.1:${apiPorts[0]}`, AGORA_API_2: `127.0.0.1:${apiPorts[1]}` };
+    const child = spawn('haproxy', ['-db', '-f', 'config/haproxy.cfg'], { env, stdio: 'ignore' });
+    const balancer = new Balancer(child, port);
+    for (let i = 0; i < 100; i++) {
+      if ((await balancer.client.get('/healthz').catch(() => null))?.status === 200) return balancer;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await balancer.stop();
+    throw new Error('HAProxy did not start');
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGTERM');
+    await once(this.child, 'exit');
+  }
+}
