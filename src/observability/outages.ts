@@ -1,5 +1,5 @@
 import type { Logger } from './logger.ts';
-import type { RedisClient } from '../redis.ts';
+import type { EventEmitter } from 'node:events';
 
 /**
  * One log line when a dependency goes down and one when it is back, however
@@ -55,7 +55,7 @@ export class DependencyHealth {
   }
 
   /** Handles a Redis connection's errors (so none is "unhandled") and follows its state. */
-  watchRedis(connection: RedisClient, name: string): void {
+  watchRedis(connection: Pick<EventEmitter, 'on'>, name: string): void {
     connection.on('error', (error: Error) => this.reportDown('redis', name, error));
     connection.on('ready', () => this.reportUp('redis', name));
     connection.on('end', () => this.reportUp('redis', name));

@@ -5,7 +5,8 @@ import { Follow } from '../../entities/follow.ts';
 import type { Command } from '../../pipeline/command.ts';
 import { presentFollow } from '../../views/follow.ts';
 import { decideFollow, decideUnfollow, type FollowState, type Target } from '../follows/followRules.ts';
-import { followTarget, unfollowTarget, type FollowParams } from '../follows/followTarget.ts';
+import { followTarget, unfollowTarget } from '../follows/followTarget.ts';
+import type { FollowParams } from '../follows/followRules.ts';
 import { requireActor } from '../types.ts';
 import { refusal, type Decision, type LoadedRows, type SetBasedHandler } from './types.ts';
 

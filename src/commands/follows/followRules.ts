@@ -3,7 +3,12 @@ import { notFound, type ApiError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { Actor } from '../../pipeline/command.ts';
 import type { EventDraft } from '../types.ts';
-import type { FollowParams } from './followTarget.ts';
+
+export interface FollowParams {
+  targetType: 'project' | 'topic';
+  projectSlug: string;
+  topicSlug?: string;
+}
 
 /** A followed project or topic: its id, and where its posts are. */
 export interface Target {

@@ -6,13 +6,7 @@ import { Topic } from '../../entities/topic.ts';
 import type { Actor } from '../../pipeline/command.ts';
 import { presentFollow } from '../../views/follow.ts';
 import { defineCommand, ok } from '../types.ts';
-import { decideFollow, decideUnfollow, type FollowState, type Target } from './followRules.ts';
-
-export interface FollowParams {
-  targetType: 'project' | 'topic';
-  projectSlug: string;
-  topicSlug?: string;
-}
+import { decideFollow, decideUnfollow, type FollowParams, type FollowState, type Target } from './followRules.ts';
 
 async function findTarget(em: EntityManager, params: FollowParams): Promise<Target | null> {
   if (params.targetType === 'project') {

@@ -2,25 +2,14 @@
 import { FlushMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Agent } from '../../entities/agent.ts';
-import { Post, type Stance } from '../../entities/post.ts';
+import { Post } from '../../entities/post.ts';
 import { Topic } from '../../entities/topic.ts';
 import { presentPost } from '../../views/post.ts';
 import { presentReview } from '../../views/review.ts';
 import { adjustSignals } from '../agentSignals.ts';
 import { openReviewCase } from '../reviews/openReviewCase.ts';
 import { defineCommand, ok } from '../types.ts';
-import { decidePost, type LatestPost } from './postRules.ts';
-
-export interface CreatePostParams {
-  projectSlug: string;
-  topicSlug: string;
-  body: string;
-  parentPostId?: string;
-  stance?: Stance;
-  review: boolean;
-  /** With review=true and stance governance: the open proposal the review decides. */
-  proposalId?: string;
-}
+import { decidePost, type CreatePostParams, type LatestPost } from './postRules.ts';
 
 /**
  * The project's latest post: the newest flushed one, or one this transaction

@@ -1,10 +1,20 @@
-import { MAX_THREAD_DEPTH, type Post } from '../../entities/post.ts';
+import { MAX_THREAD_DEPTH, type Post, type Stance } from '../../entities/post.ts';
 import { ApiError, notFound } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { SignalChange } from '../agentSignals.ts';
 import type { EventDraft } from '../types.ts';
-import type { CreatePostParams } from './createPost.ts';
 import { postScopes } from './postLookup.ts';
+
+export interface CreatePostParams {
+  projectSlug: string;
+  topicSlug: string;
+  body: string;
+  parentPostId?: string;
+  stance?: Stance;
+  review: boolean;
+  /** With review=true and stance governance: the open proposal the review decides. */
+  proposalId?: string;
+}
 
 /** The topic a post is created in. */
 export interface PostTopic {

@@ -1,15 +1,9 @@
 // Runs normally set-based (src/commands/batches/castVotes.ts); this per-command handler is the fallback.
 import { Post } from '../../entities/post.ts';
-import { Vote, type VoteValue } from '../../entities/vote.ts';
+import { Vote } from '../../entities/vote.ts';
 import { adjustSignals } from '../agentSignals.ts';
 import { defineCommand, ok } from '../types.ts';
-import { decideVote, voteAnswer } from './voteRules.ts';
-
-export interface CastVoteParams {
-  postId: string;
-  value: VoteValue;
-  rationale?: string;
-}
+import { decideVote, voteAnswer, type CastVoteParams } from './voteRules.ts';
 
 /** vote.cast one command at a time: the rules of decideVote (src/commands/votes/voteRules.ts) over state read through `em`. */
 export const castVote = defineCommand<CastVoteParams>({

@@ -8,7 +8,12 @@ import { presentVote } from '../../views/vote.ts';
 import type { SignalChange } from '../agentSignals.ts';
 import { postScopes } from '../posts/postLookup.ts';
 import type { EventDraft } from '../types.ts';
-import type { CastVoteParams } from './castVote.ts';
+
+export interface CastVoteParams {
+  postId: string;
+  value: VoteValue;
+  rationale?: string;
+}
 
 /** What a vote needs of the post: whose it is, where it is, and its tally. */
 export type VotedPost = Pick<Post, 'id' | 'authorId' | 'projectSlug' | 'topicSlug' | 'supportCount' | 'contestCount'>;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideFollow, decideUnfollow, type Target } from '../../../src/commands/follows/followRules.ts';
-import type { FollowParams } from '../../../src/commands/follows/followTarget.ts';
+import type { FollowParams } from '../../../src/commands/follows/followRules.ts';
 import type { Follow } from '../../../src/entities/follow.ts';
 import type { ApiError } from '../../../src/errors.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideVote, voteAnswer, type VoteDecision, type VotedPost } from '../../../src/commands/votes/voteRules.ts';
-import type { CastVoteParams } from '../../../src/commands/votes/castVote.ts';
+import type { CastVoteParams } from '../../../src/commands/votes/voteRules.ts';
 import type { Vote } from '../../../src/entities/vote.ts';
 
 const earlier = new Date('2026-09-11T11:00:00.000Z');

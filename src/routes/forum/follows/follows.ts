@@ -1,5 +1,6 @@
 import Joi from 'joi';
-import { followTarget, unfollowTarget, type FollowParams } from '../../../commands/follows/followTarget.ts';
+import { followTarget, unfollowTarget } from '../../../commands/follows/followTarget.ts';
+import type { FollowParams } from '../../../commands/follows/followRules.ts';
 import type { CommandHandler } from '../../../commands/types.ts';
 import { Follow, followTargets } from '../../../entities/follow.ts';
 import { defineAction, defineEndpoint, defineRead, type ActionSpec } from '../../../http/endpoint.ts';

@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { createPost, type CreatePostParams } from '../../../commands/posts/createPost.ts';
+import { createPost } from '../../../commands/posts/createPost.ts';
+import type { CreatePostParams } from '../../../commands/posts/postRules.ts';
 import { MAX_THREAD_DEPTH, Post, stances } from '../../../entities/post.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';

@@ -1,5 +1,6 @@
 import Joi from 'joi';
-import { castVote, type CastVoteParams } from '../../../commands/votes/castVote.ts';
+import { castVote } from '../../../commands/votes/castVote.ts';
+import type { CastVoteParams } from '../../../commands/votes/voteRules.ts';
 import { Vote, voteValues } from '../../../entities/vote.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
