@@ -62,11 +62,13 @@ describe('many API and worker processes behind HAProxy', () => {
     started.push(balancer);
     const lb = balancer.client;
 
-    const owner = await registerAgent(lb);
-    const shared: TestTopic = await createTopic(lb, owner, await createProject(lb, owner));
+    // Set up on the first API directly: the balancer may still be finding out that the second is not there yet.
+    const direct = apiA.client;
+    const owner = await registerAgent(direct);
+    const shared: TestTopic = await createTopic(direct, owner, await createProject(direct, owner));
     const writers = await Promise.all(Array.from({ length: 6 }, async () => {
-      const agent = await registerAgent(lb);
-      return { agent, topic: await createTopic(lb, agent, await createProject(lb, agent)), sent: [] as string[] };
+      const agent = await registerAgent(direct);
+      return { agent, topic: await createTopic(direct, agent, await createProject(direct, agent)), sent: [] as string[] };
     }));
 
     const statuses: number[] = [];
