@@ -7,19 +7,34 @@ export class ServiceProcess {
   private child: ChildProcess | null = null;
   private readonly log: WriteStream;
   output = '';
+  /** Set once the process logged that it started (LOG_LEVEL info or lower). */
+  started = false;
+  /** How many "Unhandled error event" lines it wrote (counted even when its output is not kept). */
+  unhandledErrors = 0;
+  /** Whether to keep everything it writes in `output` (not for a long-lived topology). */
+  private readonly keepOutput: boolean;
   readonly role: 'api' | 'worker';
   private readonly env: Record<string, string>;
 
-  constructor(role: 'api' | 'worker', env: Record<string, string>, logFile: string) {
+  constructor(role: 'api' | 'worker', env: Record<string, string>, logFile: string, keepOutput = true) {
     this.role = role;
+    this.keepOutput = keepOutput;
     this.env = env;
     this.log = createWriteStream(logFile, { flags: 'a' });
   }
 
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   start(): void {
+    this.started = false;
     const child = spawn(process.execPath, ['--import', './scripts/require-node-24.mjs', 'src/main.ts', this.role], { env: { ...process.env, ...this.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const keep = (chunk: Buffer) => {
-      this.output += chunk.toString('utf8');
+      const text = chunk.toString('utf8');
+      if (this.keepOutput) this.output += text;
+      if (text.includes('"msg":"started"')) this.started = true;
+      this.unhandledErrors += text.match(/Unhandled error event/g)?.length ?? 0;
       this.log.write(chunk);
     };
     child.stdout?.on('data', keep);

@@ -35,6 +35,11 @@ export class OwnRedis {
     return `redis://127.0.0.1:${this.port}`;
   }
 
+  /** The running redis-server's pid, if it runs. */
+  get pid(): number | undefined {
+    return this.child && this.child.exitCode === null && this.child.signalCode === null ? this.child.pid : undefined;
+  }
+
   async start(): Promise<void> {
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', this.evictionPolicy, ...this.extraArgs];
     this.child = spawn('redis-server', args, { stdio: 'ignore' });

@@ -1,25 +1,33 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { Client } from './client.ts';
-import { freePort } from './serviceProcess.ts';
+import { freePort } from '../chaos/services.ts';
 
 /** HAProxy with the project's own config/haproxy.cfg, in front of two API instances, on a free port. */
 export class Balancer {
-  readonly client: Client;
+  readonly port: number;
   private readonly child: ChildProcess;
 
   private constructor(child: ChildProcess, port: number) {
     this.child = child;
-    this.client = new Client(`http://127.0.0.1:${port}`);
+    this.port = port;
   }
 
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** Ready once an instance behind it answers /healthz through it. */
   static async start(apiPorts: [number, number]): Promise<Balancer> {
     const port = await freePort();
     const env = { ...process.env, AGORA_LISTEN: `127.0.0.1:${port}`, AGORA_API_1: `127.0.0.1:${apiPorts[0]}`, AGORA_API_2: `127.0.0.1:${apiPorts[1]}` };
     const child = spawn('haproxy', ['-db', '-f', 'config/haproxy.cfg'], { env, stdio: 'ignore' });
     const balancer = new Balancer(child, port);
     for (let i = 0; i < 100; i++) {
-      if ((await balancer.client.get('/healthz').catch(() => null))?.status === 200) return balancer;
+      if ((await fetch(`${balancer.url}/healthz`).catch(() => null))?.status === 200) return balancer;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     await balancer.stop();

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { asClusterOwner, freePort, postgresBin } from '../../scripts/chaos/services.ts';
+import { asClusterOwner, freePort, postgresBin } from '../chaos/services.ts';
 
 const run = promisify(execFile);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -15,6 +15,11 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * service under test in this process keeps serving meanwhile.
  */
 export interface StreamingPair {
+  /** The folder holding both clusters' data and logs. */
+  readonly dir: string;
+  readonly ports: { primary: number; replica: number };
+  /** The postmaster pids running now (from postmaster.pid). */
+  pids(): number[];
   /** postgres:// URL of `database` on the primary and on the replica. */
   primaryUrl(database: string): string;
   replicaUrl(database: string): string;
@@ -25,6 +30,8 @@ export interface StreamingPair {
   /** pg_wal_replay_pause(), and waits until replay actually stands still. */
   pauseReplay(): Promise<void>;
   resumeReplay(): Promise<void>;
+  /** Stops the primary (fast: clean, immediate: as a crash) and starts it again; the replica reconnects by itself. */
+  restartPrimary(mode: 'fast' | 'immediate'): Promise<void>;
   stopReplica(): Promise<void>;
   startReplica(): Promise<void>;
   /** Stops both clusters and removes their files. */
@@ -68,7 +75,14 @@ export async function startStreamingPair(): Promise<StreamingPair> {
     }
     throw new Error(`replica: ${what} did not happen within 10 s`);
   };
+  const pid = (which: 'primary' | 'replica') => {
+    const file = join(data[which], 'postmaster.pid');
+    return existsSync(file) ? Number(readFileSync(file, 'utf8').split('\n')[0]) : 0;
+  };
   return {
+    dir,
+    ports,
+    pids: () => [pid('primary'), pid('replica')].filter((n) => n > 0),
     primaryUrl: (database) => url('primary', database),
     replicaUrl: (database) => url('replica', database),
     sql,
@@ -82,6 +96,10 @@ export async function startStreamingPair(): Promise<StreamingPair> {
     },
     resumeReplay: async () => {
       await sql('replica', 'select pg_wal_replay_resume()');
+    },
+    restartPrimary: async (mode) => {
+      await stop('primary', mode);
+      await start('primary');
     },
     stopReplica: () => stop('replica', 'immediate'),
     startReplica: () => start('replica'),

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { freePort, OwnRedis } from '../../scripts/chaos/services.ts';
+import { freePort, OwnRedis } from '../chaos/services.ts';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -42,6 +42,16 @@ export class RedisCluster {
   /** REDIS_CLUSTER_NODES for the service: every node as a seed. */
   get seeds(): string {
     return this.nodes.map((node) => `127.0.0.1:${node.port}`).join(',');
+  }
+
+  /** Pids of the nodes running now. */
+  pids(): number[] {
+    return this.nodes.flatMap((node) => (node.pid ? [node.pid] : []));
+  }
+
+  /** Every node's data folder. */
+  folders(): string[] {
+    return this.nodes.map((node) => node.dir);
   }
 
   /** The master serving a key now (its hash tag decides the slot). */

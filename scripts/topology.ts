@@ -1,0 +1,161 @@
+/**
+ * `npm run topology -- up | down | status`: the whole topology of
+ * scripts/topology/topology.ts on this machine, without Docker (Redis
+ * Cluster 3+3, Postgres primary + streaming replica, HAProxy, 2 APIs, 2
+ * workers). `up` starts a detached keeper process that holds it, waits
+ * until it serves, prints the base URL and the env a client uses, and
+ * returns; the topology outlives it. `down` stops the keeper (which stops
+ * everything cleanly), then SIGTERMs and SIGKILLs whatever of the recorded
+ * pids still runs and removes the data folders and the state file.
+ *
+ * State: TOPOLOGY_DIR (default .topology/): state.json and every log.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { startTopology } from './topology/topology.ts';
+
+interface State {
+  status: 'starting' | 'up';
+  keeper: number;
+  baseUrl?: string;
+  env?: Record<string, string>;
+  ports?: Record<string, number | number[]>;
+  pids?: number[];
+  folders?: string[];
+}
+
+const dir = resolve(process.env.TOPOLOGY_DIR ?? '.topology');
+const stateFile = join(dir, 'state.json');
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function readState(): State | null {
+  try {
+    return JSON.parse(readFileSync(stateFile, 'utf8')) as State;
+  } catch {
+    return null;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function describe(state: State): string {
+  const env = Object.entries(state.env ?? {}).map(([name, value]) => `  ${name}=${value}`);
+  return [`base URL: ${state.baseUrl}`, 'env for a client or a test:', ...env, `logs and state: ${dir}`].join('\n');
+}
+
+/** `up`: start the keeper detached, wait until it reports the topology serving. */
+async function up(): Promise<number> {
+  const existing = readState();
+  if (existing && alive(existing.keeper)) {
+    console.log(`topology: already up (keeper pid ${existing.keeper}); \`npm run topology -- down\` first\n${existing.baseUrl ? describe(existing) : ''}`);
+    return 1;
+  }
+  if (existing) await down();
+  mkdirSync(dir, { recursive: true });
+  const log = openSync(join(dir, 'keeper.log'), 'a');
+  const keeper = spawn(process.execPath, ['--import', './scripts/require-node-24.mjs', 'scripts/topology.ts', 'keep'], { detached: true, stdio: ['ignore', log, log], env: { ...process.env, TOPOLOGY_DIR: dir } });
+  keeper.unref();
+  writeFileSync(stateFile, JSON.stringify({ status: 'starting', keeper: keeper.pid as number } satisfies State, null, 2));
+  const deadline = Date.now() + 240_000;
+  while (Date.now() < deadline) {
+    const state = readState();
+    if (state?.status === 'up') {
+      console.log(`topology: up\n${describe(state)}`);
+      return 0;
+    }
+    if (!alive(keeper.pid as number)) break;
+    await pause(250);
+  }
+  console.error(`topology: did not come up; see ${join(dir, 'keeper.log')}`);
+  await down();
+  return 1;
+}
+
+/** The keeper: holds the topology until SIGTERM or SIGINT, then stops it. */
+async function keep(): Promise<number> {
+  const topology = await startTopology({ logDir: dir, keepOutput: false });
+  const state: State = {
+    status: 'up',
+    keeper: process.pid,
+    baseUrl: topology.baseUrl,
+    env: topology.clientEnv,
+    ports: {
+      balancer: topology.balancer.port,
+      redis: topology.cluster.nodes.map((node) => node.port),
+      postgresPrimary: topology.pair.ports.primary,
+      postgresReplica: topology.pair.ports.replica,
+    },
+    pids: topology.pids(),
+    folders: topology.folders(),
+  };
+  writeFileSync(stateFile, JSON.stringify(state, null, 2));
+  console.log(`keeper: up\n${describe(state)}`);
+  await new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  console.log('keeper: stopping');
+  await topology.stop();
+  console.log('keeper: stopped');
+  return 0;
+}
+
+async function stopPids(pids: number[], graceMs: number): Promise<void> {
+  const signal = (pid: number, name: NodeJS.Signals) => {
+    try {
+      process.kill(pid, name);
+    } catch {
+      // already gone
+    }
+  };
+  for (const pid of pids.filter(alive)) signal(pid, 'SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline && pids.some(alive)) await pause(100);
+  for (const pid of pids.filter(alive)) signal(pid, 'SIGKILL');
+  while (pids.some(alive)) await pause(50);
+}
+
+/** `down`: the keeper first (a clean stop of everything), then whatever is left. */
+async function down(): Promise<number> {
+  const state = readState();
+  if (!state) {
+    console.log('topology: not up (no state file)');
+    return 0;
+  }
+  await stopPids([state.keeper], 60_000);
+  await stopPids(state.pids ?? [], 5_000);
+  for (const folder of state.folders ?? []) rmSync(folder, { recursive: true, force: true });
+  rmSync(stateFile, { force: true });
+  console.log(`topology: down (${(state.pids ?? []).length + 1} processes stopped, ${(state.folders ?? []).length} data folders removed; logs kept in ${dir})`);
+  return 0;
+}
+
+function status(): number {
+  const state = readState();
+  if (!state || !alive(state.keeper)) {
+    console.log('topology: not up');
+    return 1;
+  }
+  console.log(`topology: ${state.status}\n${state.baseUrl ? describe(state) : ''}`);
+  return 0;
+}
+
+const commands: Record<string, () => Promise<number> | number> = { up, down, status, keep };
+const command = commands[process.argv[2] ?? ''];
+if (!command) {
+  console.error('usage: npm run topology -- up | down | status');
+  process.exit(2);
+}
+if (!existsSync('config/haproxy.cfg')) {
+  console.error('topology: run it from the repository root');
+  process.exit(2);
+}
+process.exit(await command());

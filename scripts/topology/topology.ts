@@ -1,0 +1,111 @@
+import { join } from 'node:path';
+import { ServiceProcess } from '../chaos/processes.ts';
+import { freePort } from '../chaos/services.ts';
+import { Balancer } from './balancer.ts';
+import { startStreamingPair, type StreamingPair } from './postgresReplica.ts';
+import { RedisCluster } from './redisCluster.ts';
+
+/**
+ * Agora as it runs beyond one machine, on this one: a Redis Cluster of 3
+ * masters and 3 replicas, a Postgres primary with a streaming replica, two
+ * API and two worker processes, HAProxy (config/haproxy.cfg) in front of
+ * the APIs. Every engine is a real one on free loopback ports. Used by
+ * `npm run topology` (scripts/topology.ts) and `npm run chaos -- --topology`.
+ */
+export interface Topology {
+  cluster: RedisCluster;
+  pair: StreamingPair;
+  balancer: Balancer;
+  apis: [ServiceProcess, ServiceProcess];
+  workers: [ServiceProcess, ServiceProcess];
+  /** The balancer's URL: where clients go. */
+  baseUrl: string;
+  /** The settings every API and worker process runs with (ports aside). */
+  serviceEnv: Record<string, string>;
+  /** What a client or a test needs: the base URL, the primary, the cluster's seeds and the prefix. */
+  clientEnv: Record<string, string>;
+  pids(): number[];
+  folders(): string[];
+  stop(): Promise<void>;
+}
+
+export interface TopologyOptions {
+  /** Where the API and worker logs go. */
+  logDir: string;
+  /** More settings for the API and worker processes (they win over the topology's). */
+  env?: Record<string, string>;
+  /** Keep every process's output in memory (the chaos suite counts from it); off for a long-lived topology. */
+  keepOutput?: boolean;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(what: string, check: () => Promise<boolean> | boolean, ms = 90_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await pause(100);
+  }
+  throw new Error(`topology: ${what} did not happen within ${ms / 1000} s`);
+}
+
+export const answersReady = async (url: string) => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200;
+
+/** Starts the whole topology; on a failure half-way it stops what it started and throws. */
+export async function startTopology(options: TopologyOptions): Promise<Topology> {
+  const database = 'agora';
+  let cluster: RedisCluster | undefined;
+  let pair: StreamingPair | undefined;
+  let balancer: Balancer | undefined;
+  const services: ServiceProcess[] = [];
+  const stop = async () => {
+    await balancer?.stop();
+    await Promise.all(services.map((service) => service.stop()));
+    await pair?.stop();
+    await cluster?.stop();
+  };
+  try {
+    [cluster, pair] = await Promise.all([RedisCluster.start(), startStreamingPair()]);
+    const serviceEnv: Record<string, string> = {
+      DATABASE_URL: pair.primaryUrl(database),
+      DATABASE_REPLICA_URLS: pair.replicaUrl(database),
+      REDIS_CLUSTER_NODES: cluster.seeds,
+      REDIS_PREFIX: 'agora',
+      HOST: '127.0.0.1',
+      // Four processes on one machine: no fixed metrics port to fight over.
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'info',
+      ...options.env,
+    };
+    const apiPorts: [number, number] = [await freePort(), await freePort()];
+    const apis = apiPorts.map((port, i) => new ServiceProcess('api', { ...serviceEnv, PORT: String(port) }, join(options.logDir, `api-${i + 1}.log`), options.keepOutput)) as [ServiceProcess, ServiceProcess];
+    services.push(...apis);
+    // The first API migrates (creating the database on the primary); the rest start once it is there.
+    const [first, second] = apis;
+    first.start();
+    await until('the first API answering /readyz', () => answersReady(`http://127.0.0.1:${apiPorts[0]}`));
+    second.start();
+    const workers = [1, 2].map((n) => new ServiceProcess('worker', { ...serviceEnv, PORT: '0' }, join(options.logDir, `worker-${n}.log`), options.keepOutput)) as [ServiceProcess, ServiceProcess];
+    services.push(...workers);
+    for (const worker of workers) worker.start();
+    await until('the second API answering /readyz', () => answersReady(`http://127.0.0.1:${apiPorts[1]}`));
+    await until('both workers starting', () => workers.every((worker) => worker.started));
+    balancer = await Balancer.start(apiPorts);
+    await until('the balancer answering /readyz', () => answersReady((balancer as Balancer).url));
+    const started = { cluster, pair, balancer };
+    return {
+      ...started,
+      apis,
+      workers,
+      baseUrl: balancer.url,
+      serviceEnv,
+      clientEnv: { AGORA_BASE_URL: balancer.url, DATABASE_URL: serviceEnv.DATABASE_URL as string, REDIS_CLUSTER_NODES: cluster.seeds, REDIS_PREFIX: serviceEnv.REDIS_PREFIX as string },
+      pids: () => [...started.cluster.pids(), ...started.pair.pids(), ...[started.balancer.pid, ...services.map((s) => s.pid)].filter((pid): pid is number => pid !== undefined)],
+      folders: () => [...started.cluster.folders(), started.pair.dir],
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

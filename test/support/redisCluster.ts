@@ -1,0 +1,1 @@
+export { RedisCluster } from '../../scripts/topology/redisCluster.ts';

@@ -1,0 +1,1 @@
+export { startStreamingPair, type StreamingPair } from '../../scripts/topology/postgresReplica.ts';
