@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { registerAgent } from '../support/client.ts';
 import { useTestApp } from '../support/testApp.ts';
 
@@ -10,13 +10,16 @@ function requestLines(): Record<string, unknown>[] {
   return written.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => typeof line.route === 'string');
 }
 
+/** The line of a request, once its response event has written it: waited for up to 5 s, not assumed at once. */
 async function lineFor(requestId: string): Promise<Record<string, unknown>> {
-  for (let i = 0; i < 50; i++) {
-    const found = requestLines().find((line) => line.requestId === requestId);
-    if (found) return found;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`no log line for request ${requestId}`);
+  return vi.waitFor(
+    () => {
+      const found = requestLines().find((line) => line.requestId === requestId);
+      if (!found) throw new Error(`no log line for request ${requestId}`);
+      return found;
+    },
+    { timeout: 5000, interval: 10 },
+  );
 }
 
 describe('request logs', () => {

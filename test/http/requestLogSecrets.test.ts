@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { registerAgent, unique } from '../support/client.ts';
 import { casesPath } from '../support/relay.ts';
 import { accountCode, sign, type Signing } from '../support/signedActions.ts';
@@ -11,12 +11,14 @@ const t = useTestApp({ LOG_LEVEL: 'trace', ACCOUNTS_LINK_SECRET: secret }, undef
 
 /** The logged request line of a request id, once the response event has written it (bounded wait). */
 async function urlLoggedFor(requestId: string): Promise<string> {
-  for (let i = 0; i < 200; i++) {
-    const line = written.map((text) => JSON.parse(text) as { requestId?: string; url?: string }).find((entry) => entry.requestId === requestId && typeof entry.url === 'string');
-    if (line) return line.url as string;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`no request line for ${requestId}`);
+  return vi.waitFor(
+    () => {
+      const line = written.map((text) => JSON.parse(text) as { requestId?: string; url?: string }).find((entry) => entry.requestId === requestId && typeof entry.url === 'string');
+      if (!line) throw new Error(`no request line for ${requestId}`);
+      return line.url as string;
+    },
+    { timeout: 5000, interval: 10 },
+  );
 }
 
 const traced = (id: string) => ({ headers: { 'x-request-id': id } });
