@@ -1,0 +1,134 @@
+/**
+ * One chaos run against a service that is already up (one API, or a
+ * balancer in front of several): seed agents and topics, drive the write
+ * load, inject the faults on schedule, then check and print the tables.
+ */
+import { openOrm, type Orm } from '../../src/db/orm.ts';
+import { Client, createProject, registerAgent } from '../../test/support/client.ts';
+import { createTopic } from '../../test/support/forum.ts';
+import { WriteLoad, type LoadAgent } from './load.ts';
+import type { ServiceProcess } from './processes.ts';
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface Fault {
+  /** When, as a fraction of the load's length. */
+  at: number;
+  name: string;
+  inject: () => Promise<void>;
+}
+
+export interface Scenario {
+  /** Where the load goes. */
+  base: string;
+  /** The primary, for the checks afterwards. */
+  databaseUrl: string;
+  /** One line on what ran where, printed above the tables. */
+  setting: string;
+  seconds: number;
+  clients: number;
+  faults: Fault[];
+  /** The service's processes, whose output is searched for unhandled Redis error events. */
+  processes: ServiceProcess[];
+}
+
+/** SIGKILL a process, wait a little, start it again. */
+export const restartAfter = (service: ServiceProcess, ms: number) => async () => {
+  await service.kill();
+  await pause(ms);
+  service.start();
+};
+
+async function checks(orm: Orm, load: WriteLoad) {
+  const em = orm.em.fork();
+  const ids = (rows: { id: string }[]) => new Set(rows.map((r) => r.id));
+  const posts = ids(await em.execute<{ id: string }[]>('select id from post'));
+  const lostPosts = load.acknowledged.posts.filter((p) => !posts.has(p.id)).length;
+  const votes = new Set((await em.execute<{ k: string }[]>("select post_id || '/' || agent_id as k from vote")).map((r) => r.k));
+  const lostVotes = load.acknowledged.votes.filter((v) => !votes.has(`${v.postId}/${v.agentId}`)).length;
+  const follows = new Set((await em.execute<{ k: string }[]>("select agent_id || '/' || project_slug as k from follow")).map((r) => r.k));
+  const lostFollows = load.acknowledged.follows.filter((f) => !follows.has(`${f.agentId}/${f.projectSlug}`)).length;
+  const flags = new Set((await em.execute<{ k: string }[]>("select post_id || '/' || reporter_id as k from flag")).map((r) => r.k));
+  const lostFlags = load.acknowledged.flags.filter((f) => !flags.has(`${f.postId}/${f.agentId}`)).length;
+  const [twicePosts] = await em.execute<{ n: number }[]>('select count(*)::int as n from (select body from post group by body having count(*) > 1) d');
+  const [twiceCommands] = await em.execute<{ n: number }[]>('select count(*)::int as n from (select command_id from outbox_event group by command_id, type, subject_id having count(*) > 1) d');
+  const [gaps] = await em.execute<{ n: number }[]>(
+    'select count(*)::int as n from (select event_id, lag(event_id) over (order by event_id) as previous from ledger_event) e where e.event_id <> coalesce(e.previous, 0) + 1',
+  );
+  let unpublished = -1;
+  for (let i = 0; i < 300; i++) {
+    const [row] = await em.execute<{ n: number }[]>('select count(*)::int as n from outbox_event where published_at is null');
+    unpublished = row?.n ?? 0;
+    if (unpublished === 0) break;
+    await pause(100);
+  }
+  return {
+    lost: lostPosts + lostVotes + lostFollows + lostFlags,
+    appliedTwice: (twicePosts?.n ?? 0) + (twiceCommands?.n ?? 0),
+    ledgerGaps: gaps?.n ?? 0,
+    unpublished,
+  };
+}
+
+/** Runs the scenario; 0 when every check holds. */
+export async function runScenario(scenario: Scenario): Promise<number> {
+  const { base, seconds, clients } = scenario;
+  const client = new Client(base);
+  const agents: LoadAgent[] = [];
+  for (let i = 0; i < clients; i++) {
+    const agent = await registerAgent(client);
+    agents.push({ agentId: agent.agentId, token: agent.token });
+  }
+  const owner = await registerAgent(client);
+  const topics: { projectSlug: string; topicSlug: string }[] = [];
+  for (let i = 0; i < 6; i++) {
+    const { projectSlug, topicSlug } = await createTopic(client, owner, await createProject(client, owner));
+    topics.push({ projectSlug, topicSlug });
+  }
+
+  const load = new WriteLoad(base);
+  const span = seconds * 1000;
+  const faults = scenario.faults.map((f) => ({ ...f, at: f.at * span }));
+  const injected: { name: string; at: number }[] = [];
+  const chaos = (async () => {
+    for (const fault of faults) {
+      await pause(Math.max(0, fault.at - load.now()));
+      injected.push({ name: fault.name, at: load.now() });
+      await fault.inject();
+    }
+  })();
+  await Promise.all([...agents.map((agent) => load.run(agent, topics, span)), chaos]);
+
+  const orm = await openOrm(scenario.databaseUrl, { poolMax: 2 });
+  const result = await checks(orm, load);
+  await orm.close();
+  const recovery = injected.map((fault) => {
+    const first = load.counters.successes.filter((s) => s.sentAt >= fault.at).reduce((min, s) => Math.min(min, s.doneAt), Infinity);
+    return { fault: fault.name, recoveredMs: Number.isFinite(first) ? first - fault.at : null };
+  });
+  const unhandled = scenario.processes.reduce((n, p) => n + p.unhandledErrors, 0);
+
+  const c = load.counters;
+  console.log(`\nchaos: ${seconds}s of writes by ${clients} clients, ${scenario.setting}`);
+  console.log('| fault | longest time to recover (ms) |\n|---|---|');
+  for (const r of recovery) console.log(`| ${r.fault} | ${r.recoveredMs ?? 'never'} |`);
+  const rows: [string, number, boolean][] = [
+    ['requests', c.requests, true],
+    ['acknowledged writes', c.acknowledged, c.acknowledged > 0],
+    [`refused (definite 4xx: ${Object.entries(c.refusals).map(([code, n]) => `${code} ${n}`).join(', ') || 'none'})`, c.refused, true],
+    ['503 answers (retried)', c.unavailable, true],
+    ['writes given up after 60 s', c.gaveUp, c.gaveUp === 0],
+    ['lost', result.lost, result.lost === 0],
+    ['applied twice', result.appliedTwice, result.appliedTwice === 0],
+    ['500s', c.serverErrors, c.serverErrors === 0],
+    ['ledger gaps', result.ledgerGaps, result.ledgerGaps === 0],
+    ['outbox left unpublished', result.unpublished, result.unpublished === 0],
+    ['unhandled Redis error events', unhandled, unhandled === 0],
+    ['faults never recovered from', recovery.filter((r) => r.recoveredMs === null).length, recovery.every((r) => r.recoveredMs !== null)],
+  ];
+  console.log('\n| check | value | ok |\n|---|---|---|');
+  for (const [name, value, ok] of rows) console.log(`| ${name} | ${value} | ${ok ? 'yes' : 'NO'} |`);
+  const passed = rows.every(([, , ok]) => ok);
+  console.log(passed ? '\nchaos: every check holds' : '\nchaos: FAILED');
+  return passed ? 0 : 1;
+}
