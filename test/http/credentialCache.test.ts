@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, createProject, registerAgent, type TestAgent } from '../support/client.ts';
 import { rotateKey } from '../support/signedActions.ts';
 import { TcpProxy, targetOf } from '../support/tcpProxy.ts';
-import { testEnv, useTestApp } from '../support/testApp.ts';
+import { keysMatching, testEnv, useTestApp } from '../support/testApp.ts';
 
 // Instance A: the test app (API and workers). Instance B: a second API process on the same Redis and Postgres,
 // reaching Postgres through a proxy the tests can close.
@@ -97,7 +97,7 @@ describe('cached token lookups across API instances', () => {
   it('answers a read with a remembered token whose cache entry expired, after looking the token up again', async () => {
     const agent = await registerAgent(a.client);
     expect((await me(b, agent.token)).status).toBe(200);
-    for (const key of await a.redis.keys(`${a.settings.redisPrefix}:credential:*`)) await a.redis.del(key);
+    for (const key of await keysMatching(a.redis, `${a.settings.redisPrefix}:credential:*`)) await a.redis.del(key);
     const again = await me(b, agent.token);
     expect(again.status).toBe(200);
     expect(again.body.agent.handle).toBe(agent.handle);

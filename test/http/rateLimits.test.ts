@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { baseQuotas } from '../../src/http/quotas.ts';
 import { newKeyPair, registerAgent, unique } from '../support/client.ts';
 import { sample, scrapeMetrics } from '../support/metrics.ts';
-import { useTestApp } from '../support/testApp.ts';
+import { keysMatching, useTestApp } from '../support/testApp.ts';
 
 const t = useTestApp({ RATE_LIMIT_SCALE: '1', OPERATOR_TOKEN: 'operator-token-for-tests-0123456789' });
 
@@ -44,7 +44,7 @@ describe('durable rate limits', () => {
     }
     const refused = await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Keyed' }, { token: agent.token, headers: { 'idempotency-key': 'refused-key' } });
     expect(refused.status).toBe(429);
-    expect(await t.redis.keys(`${t.settings.redisPrefix}:idem:*:refused-key`)).toEqual([]);
+    expect(await keysMatching(t.redis, `${t.settings.redisPrefix}:idem:*:refused-key`)).toEqual([]);
   });
 
   it('keeps separate buckets per action class', async () => {

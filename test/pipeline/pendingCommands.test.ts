@@ -6,7 +6,7 @@ import { startApp, type RunningApp } from '../../src/app.ts';
 import { allPartitionQueueNames } from '../../src/pipeline/partitions.ts';
 import { Project } from '../../src/entities/project.ts';
 import { Client, registerAgent, unique, type TestAgent } from '../support/client.ts';
-import { startTestApp, testEnv, type TestApp } from '../support/testApp.ts';
+import { keysMatching, startTestApp, testEnv, type TestApp } from '../support/testApp.ts';
 
 let full: TestApp;
 let apiOnly: TestApp;
@@ -67,7 +67,7 @@ describe('a retry key whose API instance died', () => {
     void send(doomedClient).catch(() => null);
     // The doomed instance has claimed the key; its command is then lost before any worker sees it.
     const queues = allPartitionQueueNames(survivor.settings.partitions).map((name) => new Queue(name, { connection: survivor.redis, prefix }));
-    for (let i = 0; i < 100 && (await survivor.redis.keys(`${prefix}:idem:*`)).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let i = 0; i < 100 && (await keysMatching(survivor.redis, `${prefix}:idem:*`)).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
     for (let i = 0; i < 100 && (await Promise.all(queues.map((q) => q.getWaitingCount()))).every((n) => n === 0); i++) await new Promise((resolve) => setTimeout(resolve, 50));
     doomed.kill('SIGKILL');
     await once(doomed, 'exit');

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { Redis } from 'ioredis';
 import { loadSettings, type Settings } from '../../config/settings.ts';
 import { startApp, type AppOptions, type RunningApp } from '../../src/app.ts';
 import { openOrm, type Orm } from '../../src/db/orm.ts';
+import { connectRedis, isCluster, type RedisClient } from '../../src/redis.ts';
 import { Client } from './client.ts';
 
 export interface TestApp {
@@ -12,15 +12,34 @@ export interface TestApp {
   client: Client;
   /** Direct database access, for asserting what was (not) written. */
   orm: Orm;
-  redis: Redis;
+  /** The test's own connection, to the service's Redis (one node, or its cluster). */
+  redis: RedisClient;
   stop(): Promise<void>;
 }
 
 /** The environment a test app (or a spawned worker process) runs with. */
+/**
+ * Run against a scaled-out topology (`npm run topology -- up`, then its env):
+ * REDIS_CLUSTER_NODES reaches every test app, and each of DATABASE_REPLICA_URLS
+ * is pointed at this run's database, which the replicas stream from the primary.
+ */
+function topologyEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (process.env.REDIS_CLUSTER_NODES) env.REDIS_CLUSTER_NODES = process.env.REDIS_CLUSTER_NODES;
+  if (process.env.DATABASE_REPLICA_URLS) {
+    const database = new URL(inject('databaseUrl')).pathname;
+    env.DATABASE_REPLICA_URLS = process.env.DATABASE_REPLICA_URLS.split(',')
+      .map((replica) => Object.assign(new URL(replica.trim()), { pathname: database }).toString())
+      .join(',');
+  }
+  return env;
+}
+
 export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
   return {
     DATABASE_URL: inject('databaseUrl'),
     REDIS_URL: inject('redisUrl'),
+    ...topologyEnv(),
     PORT: '0',
     HOST: '127.0.0.1',
     REDIS_PREFIX: `test-${randomBytes(6).toString('hex')}`,
@@ -38,7 +57,7 @@ export async function startTestApp(env: Record<string, string> = {}, roles: ('ap
   const settings = loadSettings(testEnv(env));
   const app = await startApp(settings, roles, options);
   const orm = await openOrm(settings.databaseUrl, { poolMax: 2 });
-  const redis = new Redis(settings.redisUrl);
+  const redis = connectRedis(settings, 'tests');
   // The tests' own connection; outage tests cut it too, and its errors are not the service's.
   redis.on('error', () => {});
   return {
@@ -56,13 +75,23 @@ export async function startTestApp(env: Record<string, string> = {}, roles: ('ap
   };
 }
 
-export async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    if (keys.length > 0) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+/** Every key matching `pattern`, on one Redis or on every master of a cluster. */
+export async function keysMatching(redis: RedisClient, pattern: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const node of isCluster(redis) ? redis.nodes('master') : [redis]) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      found.push(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  }
+  return found;
+}
+
+export async function deleteKeys(redis: RedisClient, pattern: string): Promise<void> {
+  // One key a command: under a cluster the keys live in many slots.
+  await Promise.all((await keysMatching(redis, pattern)).map((key) => redis.del(key)));
 }
 
 /**
