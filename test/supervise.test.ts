@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerAgent, unique } from './support/client.ts';
-import { answersHealthz, startServiceProcess, until, type ServiceProcess } from './support/serviceProcess.ts';
+import { answersHealthz, isAlive, startServiceProcess, until, type ServiceProcess } from './support/serviceProcess.ts';
 
 let service: ServiceProcess;
 beforeAll(async () => {
@@ -34,15 +34,6 @@ function runningPid(role: string): number | undefined {
   return lines().filter((line) => line.msg === 'role started' && line.role === role).at(-1)?.rolePid;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function killAndAwaitRestart(role: string): Promise<LogLine> {
   const pid = runningPid(role);
   expect(pid).toEqual(expect.any(Number));
@@ -73,7 +64,7 @@ describe('npm start under the supervisor', () => {
     const pids = [runningPid('api'), runningPid('worker')] as number[];
     const restartsBefore = lines().filter((line) => line.msg === 'role exited; restarting').length;
     expect(await service.stop()).toBe(0);
-    expect(pids.filter(alive)).toEqual([]);
+    expect(pids.filter(isAlive)).toEqual([]);
     expect(lines().filter((line) => line.msg === 'role exited; restarting')).toHaveLength(restartsBefore);
   });
 });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Client, createProject, registerAgent } from '../support/client.ts';
+import { isAlive } from '../support/serviceProcess.ts';
 
 const run = promisify(execFile);
 // A state folder of its own: a topology a developer has up is left alone.
@@ -12,14 +13,6 @@ const dir = mkdtempSync(join(tmpdir(), 'agora-topology-test-'));
 const topology = (command: 'up' | 'down') =>
   run(process.execPath, ['--import', './scripts/require-node-24.mjs', 'scripts/topology.ts', command], { env: { ...process.env, TOPOLOGY_DIR: dir }, timeout: 300_000 });
 
-/** Signal 0 only asks whether the process exists. */
-const alive = (pid: number) => {
-  try {
-    return process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-};
 
 afterAll(async () => {
   if (existsSync(join(dir, 'state.json'))) await topology('down').catch(() => {});
@@ -53,7 +46,7 @@ describe('npm run topology', () => {
 
     const down = await topology('down');
     expect(down.stdout).toContain('topology: down');
-    for (const pid of [state.keeper, ...state.pids]) expect(alive(pid), `pid ${pid}`).toBe(false);
+    for (const pid of [state.keeper, ...state.pids]) expect(isAlive(pid), `pid ${pid}`).toBe(false);
     for (const folder of state.folders) expect(existsSync(folder), folder).toBe(false);
     expect(existsSync(join(dir, 'state.json'))).toBe(false);
     expect((await fetch(`${base}/readyz`).catch(() => null))?.status).toBeUndefined();

@@ -25,6 +25,15 @@ export interface ServiceProcess {
   stop(): Promise<number | null>;
 }
 
+/** Whether a process still exists (signal 0 only asks). */
+export function isAlive(pid: number): boolean {
+  try {
+    return process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+}
+
 /** Polls `check` every 50 ms until it holds, for at most `ms`. */
 export async function until(check: () => Promise<boolean> | boolean, ms: number, what: string): Promise<void> {
   const deadline = Date.now() + ms;
