@@ -75,10 +75,10 @@ export async function startTestApp(env: Record<string, string> = {}, roles: ('ap
   };
 }
 
-/** Every key matching `pattern`, on one Redis or on every master of a cluster. */
+/** Every key matching `pattern`, on one Redis or on every reachable master of a cluster (a killed one holds nothing to find). */
 export async function keysMatching(redis: RedisClient, pattern: string): Promise<string[]> {
   const found: string[] = [];
-  for (const node of isCluster(redis) ? redis.nodes('master') : [redis]) {
+  for (const node of isCluster(redis) ? redis.nodes('master').filter((master) => master.status === 'ready') : [redis]) {
     let cursor = '0';
     do {
       const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
