@@ -16,8 +16,12 @@ beforeAll(async () => {
   agents = await Promise.all(Array.from({ length: 4 }, () => registerAgent(t.client)));
 }, 120_000);
 afterAll(async () => {
-  await t?.stop();
-  await cluster?.stop();
+  // The cluster goes whatever happens to the app's teardown: its nodes must not outlive the run.
+  try {
+    await t?.stop();
+  } finally {
+    await cluster?.stop();
+  }
 });
 
 const post = (agent: TestAgent, body: string, key: string) =>

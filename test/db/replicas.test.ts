@@ -33,9 +33,13 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await second?.stop();
-  await first?.stop();
-  await pair?.stop();
+  // The primary and the replica go whatever happens to the apps' teardown: they must not outlive the run.
+  try {
+    await second?.stop();
+    await first?.stop();
+  } finally {
+    await pair?.stop();
+  }
 });
 
 afterEach(async () => {
