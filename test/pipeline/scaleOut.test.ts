@@ -1,10 +1,9 @@
-import { Queue } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
 import { textArray } from '../../src/db/statements.ts';
-import { MAX_PARTITIONS, allPartitionQueueNames } from '../../src/pipeline/partitions.ts';
 import { createProject, registerAgent, unique, type Client, type Reply, type TestAgent } from '../support/client.ts';
 import { createTopic, type TestTopic } from '../support/forum.ts';
 import { Balancer } from '../support/haproxy.ts';
+import { queuesIdle, workersListening } from '../support/queues.ts';
 import { freePort, startServiceProcess, until, type ServiceProcess } from '../support/serviceProcess.ts';
 import { useTestApp } from '../support/testApp.ts';
 
@@ -15,17 +14,12 @@ afterAll(async () => {
   for (const process of started.reverse()) await process.stop();
 });
 
-/** How many worker processes listen on the first partition queue (BullMQ names its connections). */
-async function workersListening(): Promise<number> {
-  const queue = new Queue(allPartitionQueueNames(1)[0] as string, { connection: t.redis, prefix: t.settings.redisPrefix });
-  const count = await queue.getWorkersCount();
-  await queue.close();
-  return count;
-}
 
 async function start(role: 'api' | 'worker', env: Record<string, string>): Promise<ServiceProcess> {
-  const before = role === 'worker' ? await workersListening() : 0;
-  const ready = role === 'worker' ? async () => (await workersListening()) > before : undefined;
+  // A worker is ready once one more process listens on the first queue (every scheme of partitions serves it).
+  const listening = () => workersListening(t.redis, t.settings.redisPrefix, 1);
+  const before = role === 'worker' ? await listening() : 0;
+  const ready = role === 'worker' ? async () => (await listening()) > before : undefined;
   // A short job lock: the job a killed worker held is taken over in seconds, not the default 30.
   const service = await startServiceProcess('src/main.ts', [role], { REDIS_PREFIX: t.settings.redisPrefix, DRAIN_GRACE_MS: '1000', WORKER_LOCK_MS: '2000', ...env }, ready);
   started.push(service);
@@ -46,12 +40,6 @@ async function writeUntilAnswered(client: Client, send: (client: Client, key: st
   throw new Error('a write was never answered');
 }
 
-async function queuesIdle(): Promise<boolean> {
-  const queues = allPartitionQueueNames(MAX_PARTITIONS).map((name) => new Queue(name, { connection: t.redis, prefix: t.settings.redisPrefix }));
-  const counts = await Promise.all(queues.map((queue) => queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')));
-  await Promise.all(queues.map((queue) => queue.close()));
-  return counts.every((count) => Object.values(count).every((n) => n === 0));
-}
 
 describe('many API and worker processes behind HAProxy', () => {
   it('changes PARTITIONS and the worker processes under load with nothing lost, doubled or out of order, and no queue left behind', async () => {
@@ -110,7 +98,7 @@ describe('many API and worker processes behind HAProxy', () => {
       expect(rows.filter((row) => mine.has(row.body)).map((row) => row.body)).toEqual(writer.sent.filter((body) => acknowledged.includes(body)));
     }
     // Nothing left in any queue: the jobs enqueued under PARTITIONS=5 were served by a worker started with PARTITIONS=2.
-    await until(queuesIdle, 15_000, 'every partition queue to be empty');
+    await until(() => queuesIdle(t.redis, t.settings.redisPrefix), 15_000, 'every partition queue to be empty');
   }, 120_000);
 
   it('answers on one API instance what another instance started: a retry-key replay, a 304 for its ETag and its rate bucket', async () => {

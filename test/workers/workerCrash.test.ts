@@ -1,11 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Failpoint } from '../../src/failpoints.ts';
-import { allPartitionQueueNames } from '../../src/pipeline/partitions.ts';
 import { registerAgent, unique, type Reply, type TestAgent } from '../support/client.ts';
 import { newTopic, type TestTopic } from '../support/forum.ts';
+import { queuesIdle, workersListening } from '../support/queues.ts';
 import { until } from '../support/serviceProcess.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
@@ -24,25 +23,11 @@ function spawnWorker(failpoint?: Failpoint): { child: ChildProcess; stderr: stri
   return { child, stderr };
 }
 
-/** True once no partition queue holds a job that is waiting, delayed or running: the next scenario starts clean. */
-async function queuesIdle(): Promise<boolean> {
-  const queues = allPartitionQueueNames(t.settings.partitions).map((name) => new Queue(name, { connection: t.redis, prefix: t.settings.redisPrefix }));
-  const counts = await Promise.all(queues.map((queue) => queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')));
-  await Promise.all(queues.map((queue) => queue.close()));
-  return counts.every((count) => Object.values(count).every((n) => n === 0));
-}
-
-/** True once a worker process listens on every partition queue (BullMQ names its connections). */
-async function workersListening(): Promise<boolean> {
-  const queues = allPartitionQueueNames(t.settings.partitions).map((name) => new Queue(name, { connection: t.redis, prefix: t.settings.redisPrefix }));
-  const counts = await Promise.all(queues.map((queue) => queue.getWorkersCount()));
-  await Promise.all(queues.map((queue) => queue.close()));
-  return counts.every((n) => n > 0);
-}
 
 /** Stops the healthy workers once they have run every job, so none is left for the next armed worker. */
 async function stopWorkersWhenIdle(): Promise<void> {
-  await until(queuesIdle, 30_000, 'the queues to be idle');
+  // No queue holds a job any more: the next scenario starts clean.
+  await until(() => queuesIdle(t.redis, t.settings.redisPrefix), 30_000, 'the queues to be idle');
   for (const child of children.splice(0)) child.kill('SIGKILL');
 }
 
@@ -86,7 +71,7 @@ interface Crash {
 async function crashAt(failpoint: Failpoint, count: number, send: (w: Write) => Promise<Reply>, committed: (writes: Write[]) => Promise<number>): Promise<Crash> {
   const armed = spawnWorker(failpoint);
   // Writes sent before it listens could time out (503) on a slow start, and their replies would find no one waiting.
-  await until(workersListening, 30_000, 'the armed worker to listen');
+  await until(async () => (await workersListening(t.redis, t.settings.redisPrefix, t.settings.partitions)) > 0, 30_000, 'the armed worker to listen');
   const writes = Array.from({ length: count }, (_, i) => ({ index: i, label: unique('crash-'), key: unique('k'), agent: agents[i % agents.length] as TestAgent }));
   const atCrash: (Reply | null)[] = writes.map(() => null);
   const first = writes.map((w, i) => send(w).then((reply) => (atCrash[i] = reply)));
