@@ -78,7 +78,9 @@ export async function startTestApp(env: Record<string, string> = {}, roles: ('ap
 /** Every key matching `pattern`, on one Redis or on every reachable master of a cluster (a killed one holds nothing to find). */
 export async function keysMatching(redis: RedisClient, pattern: string): Promise<string[]> {
   const found: string[] = [];
-  for (const node of isCluster(redis) ? redis.nodes('master').filter((master) => master.status === 'ready') : [redis]) {
+  // A cluster client connects to a node on its first command ('wait' until then); a master that died in a failover test is never ready again.
+  const masters = isCluster(redis) ? redis.nodes('master').filter((master) => master.status === 'ready' || master.status === 'wait') : [redis];
+  for (const node of masters) {
     let cursor = '0';
     do {
       const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
