@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 import { deleteKeys } from '../test/support/testApp.ts';
@@ -17,15 +18,32 @@ export interface BenchTarget {
   stop(): Promise<void>;
 }
 
-async function freshDatabase(baseUrl: string, name: string): Promise<string> {
-  const url = new URL(baseUrl);
+async function asAdmin(databaseUrl: string, statements: string[]): Promise<void> {
+  const url = new URL(databaseUrl);
   url.pathname = '/postgres';
   const admin = await openOrm(url.toString(), { poolMax: 1 });
-  await admin.em.fork().execute(`drop database if exists "${name}" with (force)`);
-  await admin.em.fork().execute(`create database "${name}"`);
+  for (const statement of statements) await admin.em.fork().execute(statement);
   await admin.close();
+}
+
+async function freshDatabase(baseUrl: string, name: string): Promise<string> {
+  await asAdmin(baseUrl, [`drop database if exists "${name}" with (force)`, `create database "${name}"`]);
+  const url = new URL(baseUrl);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+async function dropDatabase(databaseUrl: string): Promise<void> {
+  await asAdmin(databaseUrl, [`drop database if exists "${new URL(databaseUrl).pathname.slice(1)}" with (force)`]);
+}
+
+/** A port nothing listens on now, so that two bench runs on one machine never answer each other's load. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 /**
@@ -33,8 +51,10 @@ async function freshDatabase(baseUrl: string, name: string): Promise<string> {
  * deployed at scale); `single` runs `npm start`'s one process with both roles.
  */
 export async function startTarget(layout: 'single' | 'split', extraEnv: Record<string, string> = {}, workers = 1): Promise<BenchTarget> {
-  const port = 18_080;
-  const databaseUrl = await freshDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/forum', 'agora_bench');
+  const port = await freePort();
+  // A database of its own per run, dropped at the end: runs may overlap on one machine.
+  const databaseName = `agora_bench_${randomBytes(4).toString('hex')}`;
+  const databaseUrl = await freshDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/forum', databaseName);
   const env = {
     ...process.env,
     DATABASE_URL: databaseUrl,
@@ -78,6 +98,7 @@ export async function startTarget(layout: 'single' | 'split', extraEnv: Record<s
       const redis = new Redis(env.REDIS_URL);
       await deleteKeys(redis, `${env.REDIS_PREFIX}:*`);
       await redis.quit();
+      await dropDatabase(databaseUrl);
     },
   };
 }
