@@ -49,6 +49,8 @@ export interface Settings {
   databaseReplicaUrls: string[];
   /** A replica further behind the primary than this is skipped until it catches up. */
   replicaMaxLagMs: number;
+  /** Bytes of rendered read bodies each API process keeps (src/http/renderedReads.ts); 0: none. */
+  readCacheBytes: number;
 }
 
 /**
@@ -99,6 +101,7 @@ const schema = Joi.object({
     }),
   // At most a minute: commit positions live 5 minutes in Redis (src/store/commitPositions.ts), which must outlast the bound.
   REPLICA_MAX_LAG_MS: Joi.number().integer().min(100).max(60_000).default(5000),
+  READ_CACHE_BYTES: Joi.number().integer().min(0).max(4 * 1024 ** 3).default(64 * 1024 ** 2),
 }).unknown(true);
 
 function splitList(value: string): string[] {
@@ -145,5 +148,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     drainGraceMs: value.DRAIN_GRACE_MS,
     databaseReplicaUrls: splitList(String(value.DATABASE_REPLICA_URLS)),
     replicaMaxLagMs: value.REPLICA_MAX_LAG_MS,
+    readCacheBytes: value.READ_CACHE_BYTES,
   };
 }

@@ -7,6 +7,7 @@ import type { DependencyHealth } from './observability/outages.ts';
 import type { Dispatcher } from './pipeline/dispatcher.ts';
 import type { AdmissionStore } from './store/admission.ts';
 import type { Stores } from './store/stores.ts';
+import type { RenderedReads } from './http/renderedReads.ts';
 import type { RedisClient } from './redis.ts';
 
 /** What every role of one process shares. */
@@ -25,4 +26,6 @@ export interface ApiContext extends Runtime, Stores {
   dispatcher: Dispatcher;
   /** Where a read runs: a replica that has replayed what the reader must see, else the primary. */
   replicas: ReadReplicas;
+  /** Bodies of full reads already rendered, by ETag. */
+  renderedReads: RenderedReads;
 }

@@ -84,9 +84,14 @@ export async function runRead(ctx: ApiContext, request: Request, h: ResponseTool
   if (ifNoneMatchIncludes(headerValue(request, 'if-none-match'), etag)) {
     return h.response().code(304).etag(etag.slice(1, -1)).header('Cache-Control', 'private, no-cache');
   }
-  const handle = (em: EntityManager) => read.handler({ query, actor, view: query.view, em, now });
-  // A replica serves the body only once past the reader's own last commit and the commits behind its ETag (src/db/replicas.ts);
-  // a freshness fingerprint (ledger head, tree size, ages) carries no commit position, so those reads stay on the primary.
-  const body = read.freshness ? await handle(db()) : await ctx.replicas.read(latestPosition(ownPosition, scoped), db, handle);
-  return h.response(envelope(request.path, true, body)).etag(etag.slice(1, -1)).header('Cache-Control', 'private, no-cache');
+  let rendered = ctx.renderedReads.get(etag);
+  if (!rendered) {
+    const handle = (em: EntityManager) => read.handler({ query, actor, view: query.view, em, now });
+    // A replica serves the body only once past the reader's own last commit and the commits behind its ETag (src/db/replicas.ts);
+    // a freshness fingerprint (ledger head, tree size, ages) carries no commit position, so those reads stay on the primary.
+    const body = read.freshness ? await handle(db()) : await ctx.replicas.read(latestPosition(ownPosition, scoped), db, handle);
+    rendered = Buffer.from(JSON.stringify(envelope(request.path, true, body)));
+    ctx.renderedReads.set(etag, rendered);
+  }
+  return h.response(rendered).type('application/json; charset=utf-8').etag(etag.slice(1, -1)).header('Cache-Control', 'private, no-cache');
 }

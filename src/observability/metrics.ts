@@ -1,6 +1,10 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export type QueueCounts = Record<string, Record<string, number>>;
+export interface ReadCacheSize {
+  bytes: number;
+  entries: number;
+}
 export interface OutboxLag {
   pending: number;
   oldestAgeSeconds: number;
@@ -16,6 +20,7 @@ export class Metrics {
   readonly registry = new Registry();
   private queueSource: (() => Promise<QueueCounts>) | null = null;
   private lagSource: (() => Promise<OutboxLag>) | null = null;
+  private readCacheSource: (() => ReadCacheSize) | null = null;
 
   readonly httpRequests = new Counter({
     name: 'agora_http_requests_total',
@@ -61,9 +66,32 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly readCache = new Counter({
+    name: 'agora_read_cache_total',
+    help: 'Full reads looked up among the bodies this API process rendered before, by outcome (hit, miss)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     const metrics = this;
+    new Gauge({
+      name: 'agora_read_cache_bytes',
+      help: 'Bytes of rendered read bodies this API process keeps (bounded by READ_CACHE_BYTES)',
+      registers: [this.registry],
+      collect() {
+        this.set(metrics.readCacheSource?.().bytes ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'agora_read_cache_entries',
+      help: 'Rendered read bodies this API process keeps',
+      registers: [this.registry],
+      collect() {
+        this.set(metrics.readCacheSource?.().entries ?? 0);
+      },
+    });
     new Gauge({
       name: 'agora_queue_jobs',
       help: 'Jobs per partition queue and state',
@@ -92,6 +120,10 @@ export class Metrics {
 
   watchQueues(source: () => Promise<QueueCounts>): void {
     this.queueSource ??= source;
+  }
+
+  watchReadCache(source: () => ReadCacheSize): void {
+    this.readCacheSource ??= source;
   }
 
   watchLedgerLag(source: () => Promise<OutboxLag>): void {

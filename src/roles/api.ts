@@ -6,6 +6,7 @@ import { envelope } from '../http/envelope.ts';
 import { registerEndpoints } from '../http/router.ts';
 import { createHttpServer } from '../http/server.ts';
 import { ReadReplicas } from '../db/replicas.ts';
+import { RenderedReads } from '../http/renderedReads.ts';
 import { Dispatcher } from '../pipeline/dispatcher.ts';
 import { ReplyListener } from '../pipeline/replies.ts';
 import { findResult } from '../pipeline/results.ts';
@@ -59,7 +60,8 @@ export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
   runtime.metrics.watchQueues(() => dispatcher.queueCounts());
   const admission = new AdmissionStore(redis, new RateLimiter(redis), stores.idempotency);
   const replicas = await ReadReplicas.open(orm, settings.databaseReplicaUrls, { maxLagMs: settings.replicaMaxLagMs, health: runtime.health });
-  const ctx: ApiContext = { ...runtime, ...stores, redis, admission, dispatcher, replicas };
+  const renderedReads = new RenderedReads(settings.readCacheBytes, runtime.metrics);
+  const ctx: ApiContext = { ...runtime, ...stores, redis, admission, dispatcher, replicas, renderedReads };
   const server = await createHttpServer(ctx);
   registerApi(server, ctx);
   await server.start();
