@@ -4,6 +4,7 @@ import type { ApiContext } from '../../../context.ts';
 import { Follow } from '../../../entities/follow.ts';
 import { LedgerEvent } from '../../../entities/ledgerEvent.ts';
 import { ApiError } from '../../../errors.ts';
+import { findRows } from '../../../db/rows.ts';
 import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { filterParam, flagParam } from '../../../http/params.ts';
 import { publishForReader } from '../../../ledger/publisher.ts';
@@ -41,7 +42,7 @@ async function eventFilter(em: EntityManager, query: EventQuery, actor: Actor | 
   if (query.projectSlug) where.projectSlug = query.projectSlug;
   if (query.topicSlug) where.topicSlug = query.topicSlug;
   if (query.followed && actor) {
-    const follows = await em.find(Follow, { agentId: actor.agentId });
+    const follows = await findRows(em, Follow, { agentId: actor.agentId }, { orderBy: { id: 'asc' } });
     if (follows.length === 0) return null;
     where.$or = follows.map((f) => (f.targetType === 'project' ? { projectSlug: f.projectSlug } : { projectSlug: f.projectSlug, topicSlug: f.topicSlug }));
   }
@@ -88,7 +89,7 @@ export const eventsEndpoint = defineEndpoint({
     errors: ['invalid_request', 'unauthenticated', 'invalid_token'],
     async handler({ query, actor, view, em }) {
       const where = await eventFilter(em, query, actor);
-      const rows = where ? await em.find(LedgerEvent, where, { orderBy: { eventId: 'asc' }, limit: query.limit + 1 }) : [];
+      const rows = where ? await findRows(em, LedgerEvent, where, { orderBy: { eventId: 'asc' }, limit: query.limit + 1 }) : [];
       const items = rows.slice(0, query.limit);
       const last = items[items.length - 1];
       return { events: items.map((e) => presentEvent(e, view)), nextCursor: rows.length > query.limit && last ? last.eventId : null };

@@ -3,6 +3,7 @@ import type { ApiContext } from '../../../context.ts';
 import type { Actor } from '../../../pipeline/command.ts';
 import { Follow } from '../../../entities/follow.ts';
 import { Post } from '../../../entities/post.ts';
+import { findRows } from '../../../db/rows.ts';
 import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, encodeCursor } from '../../../http/pagination.ts';
 import { postRecord, presentPost } from '../../../views/post.ts';
@@ -69,15 +70,15 @@ export const feedEndpoint = defineEndpoint({
     errors: ['invalid_request', 'unauthenticated', 'invalid_token'],
     async handler({ query, actor, view, em }) {
       const after = decodeCursor(query.cursor);
-      const follows = await em.find(Follow, { agentId: actor?.agentId ?? '' });
+      const follows = await findRows(em, Follow, { agentId: actor?.agentId ?? '' }, { orderBy: { id: 'asc' } });
       const projectSlugs = follows.filter((f) => f.targetType === 'project').map((f) => f.projectSlug);
       const topicIds = follows.filter((f) => f.targetType === 'topic').map((f) => f.targetId);
       const followed = [...(projectSlugs.length > 0 ? [{ projectSlug: { $in: projectSlugs } }] : []), ...(topicIds.length > 0 ? [{ topicId: { $in: topicIds } }] : [])];
       if (followed.length === 0) return { posts: [], nextCursor: query.cursor ?? null };
 
       const rows = after
-        ? (await em.find(Post, { $or: followed, id: { $gt: after } }, { orderBy: { id: 'asc' }, limit: query.limit })).reverse()
-        : await em.find(Post, { $or: followed }, { orderBy: { id: 'desc' }, limit: query.limit });
+        ? (await findRows(em, Post, { $or: followed, id: { $gt: after } }, { orderBy: { id: 'asc' }, limit: query.limit })).reverse()
+        : await findRows(em, Post, { $or: followed }, { orderBy: { id: 'desc' }, limit: query.limit });
       const newest = rows[0];
       return { posts: rows.map((p) => presentPost(p, view)), nextCursor: newest ? encodeCursor(newest.id) : (query.cursor ?? null) };
     },

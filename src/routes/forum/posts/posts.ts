@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { createPost } from '../../../commands/posts/createPost.ts';
 import type { CreatePostParams } from '../../../commands/posts/postRules.ts';
 import { MAX_THREAD_DEPTH, Post, stances } from '../../../entities/post.ts';
+import { findRows } from '../../../db/rows.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, flagParam, idParam, slugParam, textLimits } from '../../../http/params.ts';
@@ -69,7 +70,7 @@ export const postsEndpoint = defineEndpoint({
       if (query.rootPostId) where.rootPostId = query.rootPostId;
       if (query.author) where.authorId = { $in: await authorIds(em, query.author) };
       if (after) where.id = { $gt: after };
-      const rows = await em.find(Post, where, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
+      const rows = await findRows(em, Post, where, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
       const { items, nextCursor } = page(rows, query.limit);
       return { posts: items.map((p) => presentPost(p, view)), nextCursor };
     },
