@@ -1,31 +1,50 @@
 import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
 import type { EntityName, QueryOrderMap } from '@mikro-orm/core';
+import { statement, type Statement } from './statements.ts';
 
-/**
- * Properties a row brings back as text although the entity declares a
- * number: Postgres sends int8 as text, and hydration would convert it.
- */
-const numbersSentAsText = new Map<string, string[]>();
-
-function numericProperties<T extends object>(em: EntityManager, entity: EntityName<T>): string[] {
-  const meta = em.getMetadata().find(entity);
-  if (!meta) throw new Error(`no metadata for ${String(entity)}`);
-  let names = numbersSentAsText.get(meta.className);
-  if (!names) {
-    names = meta.props.filter((prop) => prop.runtimeType === 'number' && prop.columnTypes.some((type) => type === 'bigint' || type.startsWith('numeric'))).map((prop) => prop.name);
-    numbersSentAsText.set(meta.className, names);
-  }
-  return names;
+/** How one entity's columns become its properties, worked out once from its metadata. */
+interface RowMapping {
+  columns: (readonly [property: string, column: string])[];
+  /** Declared numbers that Postgres sends as text (int8, numeric). */
+  numbers: string[];
+  /** Declared dates that MikroORM's connection leaves as text (it parses them itself when hydrating). */
+  dates: string[];
 }
 
-/**
- * Rows of an entity's table as plain records of its properties, for reads
- * that render rows and drop them: the entity's own mapping (column names,
- * types) without hydrating entities into the identity map, which cost a
- * listing more CPU than its query and its rendering together. The entities
- * here are data only (defineEntity, no methods), so a plain record of every
- * property is the entity's type.
+const mappings = new Map<string, RowMapping>();
+
+function mappingOf<T extends object>(em: EntityManager, entity: EntityName<T>): RowMapping {
+  const meta = em.getMetadata().find(entity);
+  if (!meta) throw new Error(`no metadata for ${String(entity)}`);
+  let mapping = mappings.get(meta.className);
+  if (!mapping) {
+    mapping = {
+      columns: meta.props.filter((prop) => prop.fieldNames?.length === 1).map((prop) => [prop.name, prop.fieldNames[0] as string] as const),
+      numbers: meta.props.filter((prop) => prop.runtimeType === 'number' && prop.columnTypes.some((type) => type === 'bigint' || type.startsWith('numeric'))).map((prop) => prop.name),
+      dates: meta.props.filter((prop) => prop.runtimeType === 'Date').map((prop) => prop.name),
+    };
+    mappings.set(meta.className, mapping);
+  }
+  return mapping;
+}
+
+function withTypes<T>(mapping: RowMapping, rows: Record<string, unknown>[]): T[] {
+  for (const row of rows) {
+    for (const name of mapping.numbers) if (typeof row[name] === 'string') row[name] = Number(row[name]);
+    for (const name of mapping.dates) if (typeof row[name] === 'string') row[name] = new Date(row[name]);
+  }
+  return rows as T[];
+}
+
+/*
+ * Reads that render rows and drop them get plain records of the entity's
+ * properties (its own column names and types) instead of entities: hydrating
+ * entities into the identity map cost a listing more CPU than its query and
+ * its rendering together. The entities here are data only (defineEntity, no
+ * methods), so a plain record of every property is the entity's type.
  */
+
+/** The rows `where` selects, through the query builder. */
 export async function findRows<T extends object>(
   em: EntityManager,
   entity: EntityName<T>,
@@ -34,10 +53,26 @@ export async function findRows<T extends object>(
 ): Promise<T[]> {
   const query = em.createQueryBuilder(entity).select('*').where(where).orderBy(options.orderBy);
   if (options.limit !== undefined) query.limit(options.limit);
-  const rows = (await query.execute('all')) as Record<string, unknown>[];
-  const numeric = numericProperties(em, entity);
-  if (numeric.length > 0) {
-    for (const row of rows) for (const name of numeric) if (typeof row[name] === 'string') row[name] = Number(row[name]);
-  }
-  return rows as T[];
+  return withTypes(mappingOf(em, entity), (await query.execute('all')) as Record<string, unknown>[]);
+}
+
+/** The rows of a statement that selects every column of the entity's table (`select *`). */
+export async function rowsOf<T extends object>(em: EntityManager, entity: EntityName<T>, { sql, params }: Statement): Promise<T[]> {
+  const mapping = mappingOf(em, entity);
+  const rows = await em.execute<Record<string, unknown>[]>(sql, params);
+  return withTypes(mapping, rows.map((row) => Object.fromEntries(mapping.columns.map(([property, column]) => [property, row[column]]))));
+}
+
+/**
+ * The first `limit` rows, in `order`, of a table's rows matching any of
+ * several conditions (`branches`, which must not overlap): each branch is its
+ * own ordered, limited subquery, so Postgres merges index scans (Merge
+ * Append) instead of collecting every match and sorting it.
+ */
+export function mergedBranches(table: string, branches: Statement[], order: string, limit: number): Statement {
+  const subqueries = branches.map((branch) => `(select * from "${table}" where ${branch.sql} order by ${order} limit ?)`);
+  return statement(`select * from (${subqueries.join(' union all ')}) merged order by ${order} limit ?`, [
+    ...branches.flatMap((branch) => [...branch.params, limit]),
+    limit,
+  ]);
 }

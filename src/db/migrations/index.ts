@@ -8,6 +8,7 @@ import { M0007Relay } from './m0007Relay.ts';
 import { M0008Governance } from './m0008Governance.ts';
 import { M0009PreparedActions } from './m0009PreparedActions.ts';
 import { M0010LedgerProjectOrder } from './m0010LedgerProjectOrder.ts';
+import { M0011ListingOrder } from './m0011ListingOrder.ts';
 
 /** Applied in this order; a new migration is appended, never inserted. */
 export const migrations = [
@@ -21,4 +22,5 @@ export const migrations = [
   { name: 'm0008Governance', class: M0008Governance },
   { name: 'm0009PreparedActions', class: M0009PreparedActions },
   { name: 'm0010LedgerProjectOrder', class: M0010LedgerProjectOrder },
+  { name: 'm0011ListingOrder', class: M0011ListingOrder },
 ];

@@ -1,7 +1,8 @@
 import Joi from 'joi';
 import type { ApiContext } from '../../../context.ts';
 import { likePattern } from '../../../db/likePattern.ts';
-import { scoreFormula, tierRules } from '../../../domain/reputation.ts';
+import { findRows } from '../../../db/rows.ts';
+import { ageDays, scoreFormula, tierRules } from '../../../domain/reputation.ts';
 import { Agent } from '../../../entities/agent.ts';
 import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
@@ -19,21 +20,30 @@ interface AgentQuery {
 /** Whole days of age beyond which age moves neither score nor tier. */
 const AGE_DAYS_THAT_MATTER = Math.max(scoreFormula.ageDays.capUnits, tierRules.established.minAgeDays);
 
+/** The agents a page lists: exact handle, search, and the cursor's position. */
+function pageFilter(query: AgentQuery): Record<string, unknown> {
+  const where: Record<string, unknown> = {};
+  if (query.handle) where.handle = query.handle;
+  if (query.q) {
+    const like = likePattern(query.q);
+    where.$or = [{ handle: { $ilike: like } }, { displayName: { $ilike: like } }, { bio: { $ilike: like } }];
+  }
+  const after = decodeCursor(query.cursor);
+  if (after) where.id = { $gt: after };
+  return where;
+}
+
 /**
  * Score and tier also move with age, at each agent's own day boundary, when
- * no command runs to refresh the "agents" scope. The sum of the capped whole
- * days of age of the agents the listing can show grows exactly when one of
- * them crosses such a boundary, so it goes into the ETag (one aggregate over
- * agents; the whole table unless handle narrows it, which only adds 200s).
+ * no command runs to refresh the "agents" scope. The capped whole days of age
+ * of the agents on the page go into the ETag: they change exactly when one of
+ * them crosses such a boundary. Which agents are on the page only changes with
+ * the "agents" scope, so reading the page's creation times (by index, like the
+ * page itself) is enough; no aggregate over every agent.
  */
 async function agesFingerprint(ctx: ApiContext, query: AgentQuery, _actor: unknown, now: Date): Promise<string> {
-  const rows = await ctx.orm.em
-    .fork()
-    .execute<{ days: string | null }[]>(
-      `select sum(least(floor(extract(epoch from (?::timestamptz - created_at)) / 86400), ?)) as days from agent${query.handle ? ' where handle = ?' : ''}`,
-      [now.toISOString(), AGE_DAYS_THAT_MATTER, ...(query.handle ? [query.handle] : [])],
-    );
-  return String(rows[0]?.days ?? 0);
+  const rows = await findRows(ctx.orm.em.fork(), Agent, pageFilter(query), { orderBy: { id: 'asc' }, limit: query.limit + 1 });
+  return rows.map((agent) => Math.min(Math.floor(ageDays(agent.createdAt, now)), AGE_DAYS_THAT_MATTER)).join('.');
 }
 
 export const agentsEndpoint = defineEndpoint({
@@ -50,15 +60,7 @@ export const agentsEndpoint = defineEndpoint({
     response: list('agents', agentRecord),
     errors: ['invalid_request'],
     async handler({ query, view, em, now }) {
-      const after = decodeCursor(query.cursor);
-      const where: Record<string, unknown> = {};
-      if (query.handle) where.handle = query.handle;
-      if (query.q) {
-        const like = likePattern(query.q);
-        where.$or = [{ handle: { $ilike: like } }, { displayName: { $ilike: like } }, { bio: { $ilike: like } }];
-      }
-      if (after) where.id = { $gt: after };
-      const rows = await em.find(Agent, where, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
+      const rows = await findRows(em, Agent, pageFilter(query), { orderBy: { id: 'asc' }, limit: query.limit + 1 });
       const { items, nextCursor } = page(rows, query.limit);
       return { agents: items.map((a) => presentAgent(a, view, now)), nextCursor };
     },

@@ -4,7 +4,8 @@ import type { ApiContext } from '../../../context.ts';
 import { Follow } from '../../../entities/follow.ts';
 import { LedgerEvent } from '../../../entities/ledgerEvent.ts';
 import { ApiError } from '../../../errors.ts';
-import { findRows } from '../../../db/rows.ts';
+import { findRows, mergedBranches, rowsOf } from '../../../db/rows.ts';
+import { statement, type Statement } from '../../../db/statements.ts';
 import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { filterParam, flagParam } from '../../../http/params.ts';
 import { publishForReader } from '../../../ledger/publisher.ts';
@@ -35,18 +36,30 @@ function lowerBound(query: EventQuery): bigint {
   return bounds.reduce((a, b) => (a > b ? a : b), 0n);
 }
 
-/** The ledger rows a query selects, or null when it can select none (followed=true without follows). */
-async function eventFilter(em: EntityManager, query: EventQuery, actor: Actor | null): Promise<Record<string, unknown> | null> {
-  const where: Record<string, unknown> = { eventId: { $gt: lowerBound(query).toString() } };
-  if (query.type) where.type = query.type;
-  if (query.projectSlug) where.projectSlug = query.projectSlug;
-  if (query.topicSlug) where.topicSlug = query.topicSlug;
-  if (query.followed && actor) {
-    const follows = await findRows(em, Follow, { agentId: actor.agentId }, { orderBy: { id: 'asc' } });
-    if (follows.length === 0) return null;
-    where.$or = follows.map((f) => (f.targetType === 'project' ? { projectSlug: f.projectSlug } : { projectSlug: f.projectSlug, topicSlug: f.topicSlug }));
-  }
-  return where;
+/** The ledger conditions of a query's own filters: after its lower bound, of its type, project and topic. */
+function filterConditions(query: EventQuery): Statement {
+  const parts = [statement('event_id > ?', [lowerBound(query).toString()])];
+  if (query.type) parts.push(statement('type = ?', [query.type]));
+  if (query.projectSlug) parts.push(statement('project_slug = ?', [query.projectSlug]));
+  if (query.topicSlug) parts.push(statement('topic_slug = ?', [query.topicSlug]));
+  return statement(parts.map((part) => part.sql).join(' and '), parts.flatMap((part) => part.params));
+}
+
+/**
+ * The conditions that select a query's events, one per followed project or
+ * topic with followed=true (none when the caller follows nothing), else one.
+ */
+async function eventBranches(em: EntityManager, query: EventQuery, actor: Actor | null): Promise<Statement[]> {
+  const own = filterConditions(query);
+  if (!query.followed || !actor) return [own];
+  const follows = await findRows(em, Follow, { agentId: actor.agentId }, { orderBy: { id: 'asc' } });
+  const projects = new Set(follows.filter((f) => f.targetType === 'project').map((f) => f.projectSlug));
+  // A followed topic of a followed project adds nothing, and would list its events twice.
+  const topics = follows.filter((f) => f.targetType === 'topic' && !projects.has(f.projectSlug));
+  return [
+    ...[...projects].map((slug) => statement(`${own.sql} and project_slug = ?`, [...own.params, slug])),
+    ...topics.map((f) => statement(`${own.sql} and project_slug = ? and topic_slug = ?`, [...own.params, f.projectSlug, f.topicSlug])),
+  ];
 }
 
 /**
@@ -88,8 +101,9 @@ export const eventsEndpoint = defineEndpoint({
     response: list('events', eventRecord),
     errors: ['invalid_request', 'unauthenticated', 'invalid_token'],
     async handler({ query, actor, view, em }) {
-      const where = await eventFilter(em, query, actor);
-      const rows = where ? await findRows(em, LedgerEvent, where, { orderBy: { eventId: 'asc' }, limit: query.limit + 1 }) : [];
+      const branches = await eventBranches(em, query, actor);
+      const page = mergedBranches('ledger_event', branches, 'event_id asc', query.limit + 1);
+      const rows = branches.length > 0 ? await rowsOf(em, LedgerEvent, page) : [];
       const items = rows.slice(0, query.limit);
       const last = items[items.length - 1];
       return { events: items.map((e) => presentEvent(e, view)), nextCursor: rows.length > query.limit && last ? last.eventId : null };
