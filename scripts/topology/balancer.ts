@@ -25,8 +25,14 @@ export class Balancer {
     const port = await freePort();
     const env = { ...process.env, AGORA_LISTEN: `127.0.0.1:${port}`, AGORA_API_1: `127.0.0.1:${apiPorts[0]}`, AGORA_API_2: `127.0.0.1:${apiPorts[1]}` };
     const child = spawn('haproxy', ['-db', '-f', 'config/haproxy.cfg'], { env, stdio: 'ignore' });
+    // Unhandled, a failed spawn (no haproxy installed) would end the keeper before it stops what it started.
+    let spawnError: Error | null = null;
+    child.once('error', (error) => {
+      spawnError = error;
+    });
     const balancer = new Balancer(child, port);
     for (let i = 0; i < 100; i++) {
+      if (spawnError) throw new Error(`HAProxy did not start: ${(spawnError as Error).message}`);
       if ((await fetch(`${balancer.url}/healthz`).catch(() => null))?.status === 200) return balancer;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -35,7 +41,7 @@ export class Balancer {
   }
 
   async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    if (this.child.pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null) return;
     this.child.kill('SIGTERM');
     await once(this.child, 'exit');
   }
