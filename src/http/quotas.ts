@@ -27,20 +27,44 @@ export const baseQuotas = {
 
 export type RateClass = keyof typeof baseQuotas;
 
+type Limits = Record<string, { limit: number; windowSeconds: number }>;
+interface TierTable {
+  buckets: Record<RateClass, BucketLimit>;
+  /** What /agents/me shows: every class an agent's token is limited by. */
+  limits: Limits;
+}
+
+/** Each tier's buckets, worked out once per settings: every request looks its own up. */
+const tables = new WeakMap<Settings, Map<Tier, TierTable>>();
+
+function tierTable(tier: Tier, settings: Settings): TierTable {
+  let byTier = tables.get(settings);
+  if (!byTier) tables.set(settings, (byTier = new Map()));
+  let table = byTier.get(tier);
+  if (!table) {
+    const buckets = Object.fromEntries(
+      (Object.keys(baseQuotas) as RateClass[]).map((rateClass) => {
+        const base = baseQuotas[rateClass];
+        // Registration is limited per source address, before any tier exists.
+        const multiplier = rateClass === 'registration' ? 1 : tierRules[tier].multiplier;
+        return [rateClass, { capacity: Math.max(1, Math.round(base.capacity * multiplier * settings.rateLimitScale)), refillSeconds: base.refillSeconds }];
+      }),
+    ) as Record<RateClass, BucketLimit>;
+    const limits: Limits = {};
+    for (const [rateClass, bucket] of Object.entries(buckets)) {
+      if (rateClass !== 'registration') limits[rateClass] = { limit: bucket.capacity, windowSeconds: bucket.refillSeconds };
+    }
+    table = { buckets, limits };
+    byTier.set(tier, table);
+  }
+  return table;
+}
+
 export function quotaFor(rateClass: RateClass, tier: Tier, settings: Settings): BucketLimit {
-  const base = baseQuotas[rateClass];
-  // Registration is limited per source address, before any tier exists.
-  const multiplier = rateClass === 'registration' ? 1 : tierRules[tier].multiplier;
-  return { capacity: Math.max(1, Math.round(base.capacity * multiplier * settings.rateLimitScale)), refillSeconds: base.refillSeconds };
+  return tierTable(tier, settings).buckets[rateClass];
 }
 
 /** The exact limits in force for a tier, as /agents/me shows them. */
-export function limitsForTier(tier: Tier, settings: Settings): Record<string, { limit: number; windowSeconds: number }> {
-  const out: Record<string, { limit: number; windowSeconds: number }> = {};
-  for (const rateClass of Object.keys(baseQuotas) as RateClass[]) {
-    if (rateClass === 'registration') continue;
-    const q = quotaFor(rateClass, tier, settings);
-    out[rateClass] = { limit: q.capacity, windowSeconds: q.refillSeconds };
-  }
-  return out;
+export function limitsForTier(tier: Tier, settings: Settings): Limits {
+  return tierTable(tier, settings).limits;
 }

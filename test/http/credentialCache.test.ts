@@ -70,6 +70,20 @@ describe('cached token lookups across API instances', () => {
     }
   });
 
+  it('answers agents/me in full, not only 304, from the cached token and the rendered body while Postgres is unreachable', async () => {
+    const agent = await registerAgent(a.client);
+    const first = await me(b, agent.token);
+    expect(first.status).toBe(200);
+    await bPostgres.close();
+    try {
+      const again = await me(b, agent.token);
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual(first.body);
+    } finally {
+      await bPostgres.open();
+    }
+  });
+
   it('refuses a revoked token on the very next request on another instance', async () => {
     const agent = await registerAgent(a.client);
     const other = await secondToken(agent);
