@@ -20,6 +20,21 @@ const VERB = /^[a-z][a-z-]{0,31}$/;
  * target hapi could not parse; an absolute-form target loses its authority.
  */
 export function loggableUrl(target: string): string {
+  const remembered = publicTargets.get(target);
+  if (remembered !== undefined) return remembered;
+  const shown = redacted(target);
+  // Polls repeat their targets; one that loses nothing to redaction holds no secret, so it may be remembered (bounded, oldest out).
+  if (shown === target) {
+    if (publicTargets.size >= REMEMBERED_TARGETS) publicTargets.delete(publicTargets.keys().next().value as string);
+    publicTargets.set(target, shown);
+  }
+  return shown;
+}
+
+const REMEMBERED_TARGETS = 1000;
+const publicTargets = new Map<string, string>();
+
+function redacted(target: string): string {
   const originForm = target.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
   const withoutFragment = originForm.split('#', 1)[0] ?? '';
   const mark = withoutFragment.indexOf('?');
