@@ -6,6 +6,7 @@ import { caseVisibleTo } from '../../commands/relay/relayAccess.ts';
 import { reopenCase, withdrawCase, type RequesterStateParams } from '../../commands/relay/requesterState.ts';
 import { transitionCase, type TransitionCaseParams } from '../../commands/relay/transitionCase.ts';
 import { beforeRule, bodyRule, kindRule, referenceRule, relayLimits, statusRule, urgencyRule, visibilityRule } from '../../domain/relay.ts';
+import { findRows } from '../../db/rows.ts';
 import { RelayCase, type RelayKind, type RelayStatus, type RelayUrgency } from '../../entities/relayCase.ts';
 import { RelayUpdate } from '../../entities/relayUpdate.ts';
 import type { ErrorCode } from '../../errors.ts';
@@ -91,7 +92,7 @@ export function casesEndpoint(settings: Settings) {
         if (query.kind) where.kind = query.kind;
         if (query.urgency) where.urgency = query.urgency;
         const { items, nextBefore } = await pageBefore(query.before, query.limit, (createdAt, take) =>
-          em.find(RelayCase, { ...where, ...(createdAt ? { createdAt } : {}) }, { orderBy: { createdAt: 'desc', reference: 'desc' }, ...(take ? { limit: take } : {}) }),
+          findRows(em, RelayCase, { ...where, ...(createdAt ? { createdAt } : {}) }, { orderBy: { createdAt: 'desc', reference: 'desc' }, ...(take ? { limit: take } : {}) }),
         );
         return { cases: await withUpdates(items), nextBefore };
       },
