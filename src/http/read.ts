@@ -90,8 +90,20 @@ export async function runRead(ctx: ApiContext, request: Request, h: ResponseTool
     // A replica serves the body only once past the reader's own last commit and the commits behind its ETag (src/db/replicas.ts);
     // a freshness fingerprint (ledger head, tree size, ages) carries no commit position, so those reads stay on the primary.
     const body = read.freshness ? await handle(db()) : await ctx.replicas.read(latestPosition(ownPosition, scoped), db, handle);
-    rendered = Buffer.from(JSON.stringify(envelope(request.path, true, body)));
+    rendered = { body: Buffer.from(JSON.stringify(envelope(request.path, true, body))) };
     ctx.renderedReads.set(etag, rendered);
   }
-  return h.response(rendered).type('application/json; charset=utf-8').etag(etag.slice(1, -1)).header('Cache-Control', 'private, no-cache');
+  const answer = (bytes: Buffer) => h.response(bytes).type('application/json; charset=utf-8').etag(etag.slice(1, -1)).header('Cache-Control', 'private, no-cache');
+  // What hapi would compress, answered compressed once: same Content-Encoding, Vary and "-gzip" ETag as hapi's own.
+  if (request.info.acceptEncoding === 'gzip' && rendered.body.length >= compressionMinBytes(request)) {
+    return answer(ctx.renderedReads.gzipped(etag, rendered)).compressed('gzip').vary('accept-encoding');
+  }
+  return answer(rendered.body);
+}
+
+/** The size below which the server leaves answers uncompressed (hapi's compression.minBytes). */
+function compressionMinBytes(request: Request): number {
+  const { compression } = request.server.settings;
+  if (compression === false) return Number.POSITIVE_INFINITY;
+  return (typeof compression === 'object' ? compression.minBytes : undefined) ?? 1024;
 }

@@ -1,5 +1,12 @@
+import { gzipSync } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import type { Metrics } from '../observability/metrics.ts';
+
+/** A read's answer as sent: the JSON bytes, and their gzip form once a client asked for it. */
+export interface Rendered {
+  body: Buffer;
+  gzip?: Buffer;
+}
 
 /**
  * Bodies of full reads, kept by the ETag they were answered with.
@@ -17,23 +24,34 @@ import type { Metrics } from '../observability/metrics.ts';
  * Bounded by bytes (READ_CACHE_BYTES; 0 turns it off), least recently used out.
  */
 export class RenderedReads {
-  private readonly bodies: LRUCache<string, Buffer> | null;
+  private readonly answers: LRUCache<string, Rendered> | null;
   private readonly metrics: Metrics;
 
   constructor(maxBytes: number, metrics: Metrics) {
     this.metrics = metrics;
-    this.bodies = maxBytes > 0 ? new LRUCache<string, Buffer>({ maxSize: maxBytes, sizeCalculation: (body) => Math.max(1, body.length) }) : null;
-    metrics.watchReadCache(() => ({ bytes: this.bodies?.calculatedSize ?? 0, entries: this.bodies?.size ?? 0 }));
+    this.answers =
+      maxBytes > 0 ? new LRUCache<string, Rendered>({ maxSize: maxBytes, sizeCalculation: (rendered) => Math.max(1, rendered.body.length + (rendered.gzip?.length ?? 0)) }) : null;
+    metrics.watchReadCache(() => ({ bytes: this.answers?.calculatedSize ?? 0, entries: this.answers?.size ?? 0 }));
   }
 
-  get(etag: string): Buffer | undefined {
-    if (!this.bodies) return undefined;
-    const body = this.bodies.get(etag);
-    this.metrics.readCache.inc({ outcome: body ? 'hit' : 'miss' });
-    return body;
+  get(etag: string): Rendered | undefined {
+    if (!this.answers) return undefined;
+    const rendered = this.answers.get(etag);
+    this.metrics.readCache.inc({ outcome: rendered ? 'hit' : 'miss' });
+    return rendered;
   }
 
-  set(etag: string, body: Buffer): void {
-    this.bodies?.set(etag, body);
+  set(etag: string, rendered: Rendered): void {
+    this.answers?.set(etag, rendered);
+  }
+
+  /** The gzip form, compressed once per rendered body instead of by hapi on every answer. */
+  gzipped(etag: string, rendered: Rendered): Buffer {
+    if (!rendered.gzip) {
+      rendered.gzip = gzipSync(rendered.body);
+      // Set again, so the bound counts the compressed bytes too.
+      this.set(etag, rendered);
+    }
+    return rendered.gzip;
   }
 }

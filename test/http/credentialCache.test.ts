@@ -18,7 +18,8 @@ beforeAll(async () => {
   const env = testEnv({ PORT: port, REDIS_PREFIX: a.settings.redisPrefix, DATABASE_URL: bPostgres.url(inject('databaseUrl')) });
   child = spawn(process.execPath, ['src/main.ts', 'api'], { env: { ...process.env, ...env }, stdio: 'ignore' });
   b = new Client(`http://127.0.0.1:${port}`);
-  for (let i = 0; i < 100 && (await b.get('/readyz').catch(() => null))?.status !== 200; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  // Up to 30 s: a busy machine takes a while to start a Node process.
+  for (let i = 0; i < 300 && (await b.get('/readyz').catch(() => null))?.status !== 200; i++) await new Promise((resolve) => setTimeout(resolve, 100));
 });
 afterAll(async () => {
   child.kill('SIGKILL');
