@@ -11,7 +11,7 @@ import type { Actor } from '../../../pipeline/command.ts';
 import { eventRecord, presentEvent } from '../../../views/event.ts';
 import { list } from '../../../views/schema.ts';
 
-interface EventQuery {
+export interface EventQuery {
   since?: string;
   type?: string;
   projectSlug?: string;
@@ -35,7 +35,7 @@ function lowerBound(query: EventQuery): bigint {
 }
 
 /** The ledger rows a query selects, or null when it can select none (followed=true without follows). */
-async function eventFilter(em: EntityManager, query: EventQuery, actor: Actor | null): Promise<Record<string, unknown> | null> {
+export async function eventFilter(em: EntityManager, query: EventQuery, actor: Actor | null): Promise<Record<string, unknown> | null> {
   const where: Record<string, unknown> = { eventId: { $gt: lowerBound(query).toString() } };
   if (query.type) where.type = query.type;
   if (query.projectSlug) where.projectSlug = query.projectSlug;

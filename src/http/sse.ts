@@ -1,0 +1,147 @@
+import { PassThrough } from 'node:stream';
+import { ApiError } from '../errors.ts';
+
+/** One Server-Sent Events message; `data` is one line (JSON has no raw newlines). */
+export function sseMessage(id: string, event: string, data: string): string {
+  return `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`;
+}
+
+/** Why a stream ended: its client left, it fell behind its buffer, or the process is draining. */
+export type CloseReason = 'client' | 'slow' | 'shutdown';
+
+/**
+ * The body of one event stream. Writes never wait: what the client has not
+ * taken yet stays in this stream's buffer, and once that holds more than
+ * `bufferBytes` the connection is cut (the client resumes from the last id it
+ * received) rather than buffering without bound.
+ */
+export class SseConnection {
+  readonly body = new PassThrough();
+  private readonly bufferBytes: number;
+  private readonly onClose: (reason: CloseReason) => void;
+  private destroyResponse: () => void = () => {};
+  /** Backlog writers waiting for 'drain', released when the stream closes instead. */
+  private readonly waiting = new Set<() => void>();
+  closed = false;
+
+  constructor(bufferBytes: number, onClose: (reason: CloseReason) => void) {
+    this.bufferBytes = bufferBytes;
+    this.onClose = onClose;
+    this.body.on('close', () => this.finish('client'));
+    this.body.on('error', () => this.finish('client'));
+  }
+
+  /** Ties the stream to its HTTP response: the client leaving closes it, and a cut destroys the response's socket. */
+  attach(response: { once(event: 'close', listener: () => void): unknown; destroy(): void }): void {
+    response.once('close', () => this.finish('client'));
+    this.destroyResponse = () => response.destroy();
+  }
+
+  /** What the client has not taken yet, in bytes. */
+  get buffered(): number {
+    return this.body.writableLength + this.body.readableLength;
+  }
+
+  /** False once the stream is closed (or closed by this write for falling behind). */
+  write(chunk: string): boolean {
+    if (this.closed) return false;
+    this.body.write(chunk);
+    if (this.buffered <= this.bufferBytes) return true;
+    this.cut();
+    return false;
+  }
+
+  /** Closes a stream that fell behind at once, dropping what it holds: its client resumes from the last id it received. */
+  cut(): void {
+    if (this.closed) return;
+    this.finish('slow');
+    this.destroyResponse();
+    this.body.destroy();
+  }
+
+  /** Resolves once the body takes writes without queueing again, or the stream closed: backlog pages wait for it. */
+  drained(): Promise<void> {
+    if (this.closed || !this.body.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.body.off('drain', done);
+        this.waiting.delete(done);
+        resolve();
+      };
+      this.body.once('drain', done);
+      this.waiting.add(done);
+    });
+  }
+
+  /** Ends the stream after what is buffered (shutdown: the client reconnects elsewhere with Last-Event-ID). */
+  end(): void {
+    if (this.closed) return;
+    this.finish('shutdown');
+    this.body.end();
+  }
+
+  private finish(reason: CloseReason): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const wake of [...this.waiting]) wake();
+    this.onClose(reason);
+  }
+}
+
+export interface StreamLimits {
+  perOwner: number;
+  perProcess: number;
+  retryAfterSeconds: number;
+}
+
+function limitReached(message: string, limit: number, retryAfterSeconds: number): ApiError {
+  const retry = String(retryAfterSeconds);
+  return new ApiError('rate_limited', message, undefined, { 'RateLimit-Limit': String(limit), 'RateLimit-Remaining': '0', 'RateLimit-Reset': retry, 'Retry-After': retry });
+}
+
+/**
+ * The open streams of one process: slots per owner (an agent, or a source
+ * address without a token) and per process, one heartbeat timer for all of
+ * them, and the close of them all when the process drains.
+ */
+export class SseRegistry {
+  private readonly limits: StreamLimits;
+  private readonly open = new Set<SseConnection>();
+  private readonly byOwner = new Map<string, number>();
+  private readonly heartbeat: NodeJS.Timeout;
+
+  constructor(limits: StreamLimits, heartbeatMs: number) {
+    this.limits = limits;
+    this.heartbeat = setInterval(() => {
+      for (const connection of this.open) connection.write(': keep-alive\n\n');
+    }, heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** Takes a slot for `owner` or refuses with 429; the slot is given back when the connection closes. */
+  connect(owner: string, bufferBytes: number, onClose: (reason: CloseReason) => void): SseConnection {
+    const held = this.byOwner.get(owner) ?? 0;
+    if (held >= this.limits.perOwner) throw limitReached(`at most ${this.limits.perOwner} event streams at once per agent (or source address without a token)`, this.limits.perOwner, this.limits.retryAfterSeconds);
+    if (this.open.size >= this.limits.perProcess) throw limitReached('this instance holds as many event streams as it serves; retry later or elsewhere', this.limits.perProcess, this.limits.retryAfterSeconds);
+    this.byOwner.set(owner, held + 1);
+    const connection = new SseConnection(bufferBytes, (reason) => {
+      this.open.delete(connection);
+      const left = (this.byOwner.get(owner) ?? 1) - 1;
+      if (left > 0) this.byOwner.set(owner, left);
+      else this.byOwner.delete(owner);
+      onClose(reason);
+    });
+    this.open.add(connection);
+    return connection;
+  }
+
+  /** Ends every stream (drain), and keeps no timer alive. */
+  closeAll(): void {
+    clearInterval(this.heartbeat);
+    for (const connection of [...this.open]) connection.end();
+  }
+}

@@ -1,0 +1,131 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { LedgerEvent } from '../entities/ledgerEvent.ts';
+import { ledgerHead } from './publisher.ts';
+
+/** One published event as an API process fans it out: read once, encoded once per view for all its streams. */
+export interface FannedEvent {
+  id: bigint;
+  row: LedgerEvent;
+  /** Encodings already made, by view: shared by every stream that sends the event. */
+  encoded: Map<string, string>;
+}
+
+/** What receives the events of a fan-out, in id order, each once. */
+export interface FanoutListener {
+  deliver(events: FannedEvent[]): void;
+}
+
+export interface FanoutOptions {
+  /** How often to compare the head in Postgres with what was fanned out (an announcement can be lost). */
+  catchUpMs: number;
+  /** Rows per ledger read. */
+  batch?: number;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * One per API process: follows the ledger's head and hands every event past
+ * it to the process's event streams. Announcements (the head, from the
+ * publishers through Redis pub/sub) only say how far to read: the events
+ * themselves come from Postgres, as the range after the last one fanned out,
+ * so a lost announcement costs latency, never an event. A timer reads the
+ * head from Postgres while streams are open, which bounds that latency and
+ * carries the streams through a Redis outage.
+ */
+export class LedgerFanout {
+  private readonly root: EntityManager;
+  private readonly options: Required<Omit<FanoutOptions, 'onError'>> & Pick<FanoutOptions, 'onError'>;
+  private readonly listeners = new Set<FanoutListener>();
+  /** The last id handed to listeners (or skipped while there were none). */
+  private fanned = 0n;
+  /** The highest head announced or seen. */
+  private target = 0n;
+  private pumping: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(root: EntityManager, options: FanoutOptions) {
+    this.root = root;
+    this.options = { batch: 500, ...options };
+  }
+
+  async start(): Promise<void> {
+    this.fanned = this.target = BigInt(await ledgerHead(this.root.fork()));
+    this.timer = setInterval(() => void this.catchUp(), this.options.catchUpMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.listeners.clear();
+  }
+
+  get size(): number {
+    return this.listeners.size;
+  }
+
+  /** From now on the listener gets every event fanned out; what came before is its own to read from the ledger. */
+  add(listener: FanoutListener): void {
+    this.listeners.add(listener);
+  }
+
+  remove(listener: FanoutListener): void {
+    this.listeners.delete(listener);
+  }
+
+  /** An announced head (a decimal event id); anything else is ignored. */
+  announce(head: string): void {
+    if (!/^[0-9]{1,19}$/.test(head)) return;
+    this.raise(BigInt(head));
+  }
+
+  /** Resolves once everything up to the head as announced so far has been fanned out. */
+  async settled(): Promise<void> {
+    while (this.pumping) await this.pumping;
+  }
+
+  private async catchUp(): Promise<void> {
+    if (this.listeners.size === 0) return;
+    try {
+      this.raise(BigInt(await ledgerHead(this.root.fork())));
+    } catch (error) {
+      this.options.onError?.(error);
+    }
+  }
+
+  private raise(head: bigint): void {
+    if (head <= this.target) return;
+    this.target = head;
+    this.pumping ??= this.pump().finally(() => {
+      this.pumping = null;
+    });
+  }
+
+  private async pump(): Promise<void> {
+    while (this.fanned < this.target) {
+      // Nobody listens: nothing to read. A stream that opens later reads its backlog from the ledger.
+      if (this.listeners.size === 0) {
+        this.fanned = this.target;
+        return;
+      }
+      let rows: LedgerEvent[];
+      try {
+        rows = await this.root
+          .fork()
+          .find(LedgerEvent, { eventId: { $gt: this.fanned.toString(), $lte: this.target.toString() } }, { orderBy: { eventId: 'asc' }, limit: this.options.batch });
+      } catch (error) {
+        // Postgres is away: the catch-up timer tries again (the target stands).
+        this.options.onError?.(error);
+        return;
+      }
+      if (rows.length === 0) {
+        // The announced head is not (yet) visible here: the catch-up timer raises it again when it is.
+        this.target = this.fanned;
+        return;
+      }
+      const events = rows.map((row) => ({ id: BigInt(row.eventId), row, encoded: new Map<string, string>() }));
+      this.fanned = events[events.length - 1]!.id;
+      for (const listener of this.listeners) listener.deliver(events);
+    }
+  }
+}

@@ -1,0 +1,151 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Follow } from '../../../entities/follow.ts';
+import { LedgerEvent } from '../../../entities/ledgerEvent.ts';
+import type { FannedEvent, FanoutListener } from '../../../ledger/fanout.ts';
+import type { SseConnection } from '../../../http/sse.ts';
+import { sseMessage } from '../../../http/sse.ts';
+import type { Actor } from '../../../pipeline/command.ts';
+import { presentEvent } from '../../../views/event.ts';
+import type { View } from '../../../views/view.ts';
+import { eventFilter, type EventQuery } from './events.ts';
+
+/** The filters of /events a stream takes, and where it starts. */
+export interface StreamFilters {
+  type?: string;
+  projectSlug?: string;
+  topicSlug?: string;
+  followed?: boolean;
+}
+
+type FollowTarget = Pick<Follow, 'targetType' | 'projectSlug' | 'topicSlug'>;
+
+/** Rows per backlog read. */
+const BACKLOG_PAGE = 500;
+/** Live events held for a stream while it reads its backlog or its follows; past this it is cut like a slow client. */
+const MAX_PENDING = 10_000;
+
+function encode(row: LedgerEvent, view: View): string {
+  return sseMessage(row.eventId, row.type, JSON.stringify(presentEvent(row, view)));
+}
+
+/**
+ * One client's stream: the backlog from the ledger, then the process's
+ * fan-out. It joins the fan-out before reading the backlog and holds what
+ * arrives meanwhile, so nothing falls between the two; `position` (the last
+ * ledger id it has passed on or passed over) drops what both deliver. Ids
+ * leave strictly increasing, each once.
+ *
+ * followed=true matches the agent's follows as loaded when the stream opens;
+ * a follow event (follow.created / follow.removed name no actor: follows are
+ * private) makes every followed stream load its follows again before it goes
+ * on, so a new follow counts from its event on.
+ */
+export class StreamSubscriber implements FanoutListener {
+  private readonly db: () => EntityManager;
+  private readonly connection: SseConnection;
+  private readonly filters: StreamFilters;
+  private readonly actor: Actor | null;
+  private readonly view: View;
+  private readonly onError: (error: unknown) => void;
+  private position: bigint;
+  private follows: FollowTarget[] = [];
+  /** Non-null while the live events cannot be sent yet (backlog, follows loading). */
+  private pending: FannedEvent[] | null = [];
+
+  constructor(init: { db: () => EntityManager; connection: SseConnection; filters: StreamFilters; actor: Actor | null; view: View; after: bigint; onError: (error: unknown) => void }) {
+    this.db = init.db;
+    this.connection = init.connection;
+    this.filters = init.filters;
+    this.actor = init.actor;
+    this.view = init.view;
+    this.position = init.after;
+    this.onError = init.onError;
+  }
+
+  /** Call after joining the fan-out: reads the backlog, then sends what the fan-out delivered meanwhile and goes live. */
+  async start(): Promise<void> {
+    try {
+      await this.loadFollows();
+      await this.readBacklog();
+      this.release();
+    } catch (error) {
+      this.onError(error);
+    }
+  }
+
+  deliver(events: FannedEvent[]): void {
+    if (this.connection.closed) return;
+    if (this.pending) {
+      for (const event of events) this.pending.push(event);
+      // Held events count against the stream's buffer like unsent bytes would: a stream that cannot keep up is cut.
+      if (this.pending.length > MAX_PENDING) {
+        this.pending = [];
+        this.connection.cut();
+      }
+      return;
+    }
+    this.send(events, 0);
+  }
+
+  private send(events: FannedEvent[], from: number): void {
+    for (let i = from; i < events.length; i++) {
+      const event = events[i]!;
+      if (event.id <= this.position) continue;
+      this.position = event.id;
+      if (this.matches(event.row) && !this.connection.write(this.encoded(event))) return;
+      if (this.filters.followed && event.row.type.startsWith('follow.')) {
+        this.pending = events.slice(i + 1);
+        void this.loadFollows().then(
+          () => this.release(),
+          (error: unknown) => this.onError(error),
+        );
+        return;
+      }
+    }
+  }
+
+  /** Sends what was held; a follow event among it holds the rest again. */
+  private release(): void {
+    const held = this.pending ?? [];
+    this.pending = null;
+    this.send(held, 0);
+  }
+
+  private encoded(event: FannedEvent): string {
+    let message = event.encoded.get(this.view);
+    if (message === undefined) event.encoded.set(this.view, (message = encode(event.row, this.view)));
+    return message;
+  }
+
+  private matches(row: LedgerEvent): boolean {
+    const { type, projectSlug, topicSlug, followed } = this.filters;
+    if (type && row.type !== type) return false;
+    if (projectSlug && row.projectSlug !== projectSlug) return false;
+    if (topicSlug && row.topicSlug !== topicSlug) return false;
+    if (!followed) return true;
+    return this.follows.some((f) => row.projectSlug === f.projectSlug && (f.targetType === 'project' || row.topicSlug === f.topicSlug));
+  }
+
+  private async loadFollows(): Promise<void> {
+    if (!this.filters.followed || !this.actor) return;
+    this.follows = await this.db().fork().find(Follow, { agentId: this.actor.agentId }, { fields: ['targetType', 'projectSlug', 'topicSlug'] });
+  }
+
+  /** The ledger after `position`, page by page, with the read's own filter; each page waits until the client took the one before. */
+  private async readBacklog(): Promise<void> {
+    for (;;) {
+      const em = this.db().fork();
+      const query: EventQuery = { ...this.filters, since: this.position.toString(), limit: BACKLOG_PAGE };
+      const where = await eventFilter(em, query, this.actor);
+      if (!where) return;
+      const rows = await em.find(LedgerEvent, where, { orderBy: { eventId: 'asc' }, limit: BACKLOG_PAGE });
+      for (const row of rows) {
+        this.position = BigInt(row.eventId);
+        if (!this.connection.write(encode(row, this.view))) return;
+      }
+      if (rows.length < BACKLOG_PAGE) return;
+      await this.connection.drained();
+      if (this.connection.closed) return;
+    }
+  }
+}
