@@ -16,17 +16,19 @@ export type CloseReason = 'client' | 'slow' | 'shutdown';
  * received) rather than buffering without bound.
  */
 export class SseConnection {
-  readonly body = new PassThrough();
+  readonly body: PassThrough;
   private readonly bufferBytes: number;
   private readonly onClose: (reason: CloseReason) => void;
   private destroyResponse: () => void = () => {};
-  /** Backlog writers waiting for 'drain', released when the stream closes instead. */
+  /** A paced writer waiting for 'drain', released when the stream closes instead. */
   private readonly waiting = new Set<() => void>();
   closed = false;
 
   constructor(bufferBytes: number, onClose: (reason: CloseReason) => void) {
     this.bufferBytes = bufferBytes;
     this.onClose = onClose;
+    // Each side queues a quarter of the buffer before asking writers to wait: a paced writer (the backlog) stays well inside it.
+    this.body = new PassThrough({ highWaterMark: Math.min(16_384, Math.floor(bufferBytes / 4)) });
     this.body.on('close', () => this.finish('client'));
     this.body.on('error', () => this.finish('client'));
   }
@@ -59,10 +61,11 @@ export class SseConnection {
     this.body.destroy();
   }
 
-  /** Resolves once the body takes writes without queueing again, or the stream closed: backlog pages wait for it. */
-  drained(): Promise<void> {
-    if (this.closed || !this.body.writableNeedDrain) return Promise.resolve();
-    return new Promise((resolve) => {
+  /** Writes and then waits until the client has taken enough: a writer that can wait (the backlog) is paced, never cut. False once closed. */
+  async writePaced(chunk: string): Promise<boolean> {
+    if (this.closed) return false;
+    if (this.body.write(chunk)) return true;
+    await new Promise<void>((resolve) => {
       const done = () => {
         this.body.off('drain', done);
         this.waiting.delete(done);
@@ -71,6 +74,7 @@ export class SseConnection {
       this.body.once('drain', done);
       this.waiting.add(done);
     });
+    return !this.closed;
   }
 
   /** Ends the stream after what is buffered (shutdown: the client reconnects elsewhere with Last-Event-ID). */

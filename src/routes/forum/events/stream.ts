@@ -62,7 +62,12 @@ async function openStream(ctx: ApiContext, streams: EventStreams, request: Reque
   const after = resumeAfter(request, since);
   const actor = auth?.actor ?? null;
   const owner = actor ? `agent:${actor.agentId}` : `address:${request.info.remoteAddress}`;
-  const connection = streams.registry.connect(owner, ctx.settings.streamBufferBytes, () => streams.fanout.remove(subscriber));
+  const connection = streams.registry.connect(owner, ctx.settings.streamBufferBytes, (reason) => {
+    streams.fanout.remove(subscriber);
+    ctx.metrics.streamsOpen.dec();
+    ctx.metrics.streamsClosed.inc({ reason });
+  });
+  ctx.metrics.streamsOpen.inc();
   const subscriber = new StreamSubscriber({
     db,
     connection,

@@ -131,7 +131,7 @@ export class StreamSubscriber implements FanoutListener {
     this.follows = await this.db().fork().find(Follow, { agentId: this.actor.agentId }, { fields: ['targetType', 'projectSlug', 'topicSlug'] });
   }
 
-  /** The ledger after `position`, page by page, with the read's own filter; each page waits until the client took the one before. */
+  /** The ledger after `position`, page by page, with the read's own filter, each event written once the client took enough of those before. */
   private async readBacklog(): Promise<void> {
     for (;;) {
       const em = this.db().fork();
@@ -141,11 +141,9 @@ export class StreamSubscriber implements FanoutListener {
       const rows = await em.find(LedgerEvent, where, { orderBy: { eventId: 'asc' }, limit: BACKLOG_PAGE });
       for (const row of rows) {
         this.position = BigInt(row.eventId);
-        if (!this.connection.write(encode(row, this.view))) return;
+        if (!(await this.connection.writePaced(encode(row, this.view)))) return;
       }
-      if (rows.length < BACKLOG_PAGE) return;
-      await this.connection.drained();
-      if (this.connection.closed) return;
+      if (rows.length < BACKLOG_PAGE || this.connection.closed) return;
     }
   }
 }
