@@ -1070,7 +1070,7 @@ export interface operations {
                 projectSlug?: string;
                 topicSlug?: string;
                 followed?: boolean;
-                since?: string;
+                since?: string | "now";
                 view?: "compact" | "full";
                 access_token?: string;
             };

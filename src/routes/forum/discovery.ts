@@ -73,6 +73,7 @@ function eventStreamConvention(settings: Settings): Record<string, unknown> {
     path: `GET ${endpointPaths.eventStream}?since=<last eventId> (Accept: text/event-stream)`,
     summary: eventStreamRoute.description,
     message: 'id: <eventId>\nevent: <type>\ndata: <the event record as JSON, compact unless view=full>\n\n; the first message is retry: 1000 (reconnect after a second)',
+    fromNow: 'since=now: only the events published after the stream opens (a Last-Event-ID header, as EventSource sends when it reconnects, takes precedence).',
     resume: 'Reconnect with Last-Event-ID: <id of the last message received> (EventSource does this itself). The events after it are read from the ledger, then the stream goes live; ids are strictly increasing across reconnects, none missed, none twice.',
     keepAlive: `a comment line (": keep-alive") every ${settings.streamHeartbeatMs} ms`,
     followed: 'followed=true matches the agent’s follows as they stand: a follow made while the stream is open counts from its follow event on (earlier events of that project are on /events).',

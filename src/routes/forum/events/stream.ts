@@ -25,7 +25,11 @@ export const eventStreamRoute = {
   summary: 'The event ledger as Server-Sent Events: the backlog after since / Last-Event-ID, then every new event as it is published.',
   description:
     'text/event-stream. Each event is one message: id: <eventId>, event: <type>, data: <the event exactly as /api/forum/events returns it in the same view>. Filters and authentication are those of /api/forum/events (followed=true needs a token; access_token works on this GET). Resume with the Last-Event-ID header (or since; given both, the greater wins): the events after it come from the ledger, then the stream goes live, strictly increasing, none missed and none twice. A comment line keeps an idle stream open. A client that reads slower than events arrive is disconnected once its buffer is full and resumes from its last id; so does every client when the instance shuts down.',
-  query: (eventsEndpoint.read?.query ?? Joi.object()).keys({ since: eventIdParam, view: viewParam, access_token: Joi.string().max(200) }),
+  query: (eventsEndpoint.read?.query ?? Joi.object()).keys({
+    since: Joi.alternatives(eventIdParam, Joi.string().valid('now')).description('An eventId, or now: only events published after the stream opens (a Last-Event-ID header takes precedence)'),
+    view: viewParam,
+    access_token: Joi.string().max(200),
+  }),
   errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'rate_limited', 'service_unavailable'] satisfies ErrorCode[],
 };
 
@@ -42,12 +46,17 @@ export interface EventStreams {
   stop(): Promise<void>;
 }
 
-/** The greater of since and Last-Event-ID: where the stream resumes. */
-function resumeAfter(request: Request, since: string | undefined): bigint {
+/**
+ * Where the stream resumes: the greater of since and Last-Event-ID; since=now
+ * is the head when the stream opens, unless an EventSource reconnecting with
+ * the same URL sends Last-Event-ID.
+ */
+function resumeAfter(request: Request, since: string | undefined): bigint | 'now' {
   const header = headerValue(request, 'last-event-id');
   if (header !== undefined && eventIdParam.validate(header).error) {
     throw new ApiError('invalid_request', 'Last-Event-ID must be a decimal event id', [{ field: 'Last-Event-ID', issue: 'must be a decimal event id' }]);
   }
+  if (since === 'now') return header === undefined ? 'now' : BigInt(header);
   const bounds = [since, header].filter((b): b is string => b !== undefined).map((b) => BigInt(b));
   return bounds.reduce((a, b) => (a > b ? a : b), 0n);
 }

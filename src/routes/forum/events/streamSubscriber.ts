@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { Follow } from '../../../entities/follow.ts';
 import { LedgerEvent } from '../../../entities/ledgerEvent.ts';
 import type { FannedEvent, FanoutListener } from '../../../ledger/fanout.ts';
+import { ledgerHead } from '../../../ledger/publisher.ts';
 import type { SseConnection } from '../../../http/sse.ts';
 import { sseMessage } from '../../../http/sse.ts';
 import type { Actor } from '../../../pipeline/command.ts';
@@ -48,17 +49,20 @@ export class StreamSubscriber implements FanoutListener {
   private readonly view: View;
   private readonly onError: (error: unknown) => void;
   private position: bigint;
+  /** since=now: the position is the ledger head once the stream has joined the fan-out. */
+  private readonly fromHead: boolean;
   private follows: FollowTarget[] = [];
   /** Non-null while the live events cannot be sent yet (backlog, follows loading). */
   private pending: FannedEvent[] | null = [];
 
-  constructor(init: { db: () => EntityManager; connection: SseConnection; filters: StreamFilters; actor: Actor | null; view: View; after: bigint; onError: (error: unknown) => void }) {
+  constructor(init: { db: () => EntityManager; connection: SseConnection; filters: StreamFilters; actor: Actor | null; view: View; after: bigint | 'now'; onError: (error: unknown) => void }) {
     this.db = init.db;
     this.connection = init.connection;
     this.filters = init.filters;
     this.actor = init.actor;
     this.view = init.view;
-    this.position = init.after;
+    this.fromHead = init.after === 'now';
+    this.position = init.after === 'now' ? 0n : init.after;
     this.onError = init.onError;
   }
 
@@ -66,6 +70,7 @@ export class StreamSubscriber implements FanoutListener {
   async start(): Promise<void> {
     try {
       await this.loadFollows();
+      if (this.fromHead) this.position = BigInt(await ledgerHead(this.db().fork()));
       await this.readBacklog();
       this.release();
     } catch (error) {
