@@ -108,7 +108,7 @@ const schema = Joi.object({
   // At most a minute: commit positions live 5 minutes in Redis (src/store/commitPositions.ts), which must outlast the bound.
   REPLICA_MAX_LAG_MS: Joi.number().integer().min(100).max(60_000).default(5000),
   STREAM_HEARTBEAT_MS: Joi.number().integer().min(100).max(300_000).default(15_000),
-  STREAM_BUFFER_BYTES: Joi.number().integer().min(4096).default(1_048_576),
+  STREAM_BUFFER_BYTES: Joi.number().integer().min(65_536).default(1_048_576),
   STREAM_MAX_PER_PROCESS: Joi.number().integer().min(1).default(10_000),
   STREAM_CATCH_UP_MS: Joi.number().integer().min(50).max(60_000).default(1000),
 }).unknown(true);

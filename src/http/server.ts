@@ -27,8 +27,6 @@ export async function createHttpServer(ctx: ApiContext): Promise<Hapi.Server> {
     port: ctx.settings.port,
     host: ctx.settings.host,
     router: { stripTrailingSlash: true },
-    // An event stream is never compressed: a compressor would hold its messages back (and cost memory per stream).
-    mime: { override: { 'text/event-stream': { compressible: false } } },
     routes: {
       // Joi is applied by the router per action; hapi only guards transport.
       payload: { maxBytes: ctx.settings.maxBodyBytes },

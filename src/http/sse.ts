@@ -1,4 +1,4 @@
-import { PassThrough } from 'node:stream';
+import type { ServerResponse } from 'node:http';
 import { ApiError } from '../errors.ts';
 
 /** One Server-Sent Events message; `data` is one line (JSON has no raw newlines). */
@@ -10,78 +10,86 @@ export function sseMessage(id: string, event: string, data: string): string {
 export type CloseReason = 'client' | 'slow' | 'shutdown';
 
 /**
- * The body of one event stream. Writes never wait: what the client has not
- * taken yet stays in this stream's buffer, and once that holds more than
- * `bufferBytes` the connection is cut (the client resumes from the last id it
- * received) rather than buffering without bound.
+ * One event stream, written straight to its HTTP response (no intermediate
+ * stream: each event costs one write). Live writes never wait: what the
+ * client has not taken yet stays in the response's buffer, and once that
+ * holds more than `bufferBytes` when the next events arrive the connection
+ * is cut (the client resumes from the last id it received) rather than
+ * buffering without bound.
  */
 export class SseConnection {
-  readonly body: PassThrough;
+  private readonly response: ServerResponse;
   private readonly bufferBytes: number;
   private readonly onClose: (reason: CloseReason) => void;
-  private destroyResponse: () => void = () => {};
   /** A paced writer waiting for 'drain', released when the stream closes instead. */
   private readonly waiting = new Set<() => void>();
   closed = false;
 
-  constructor(bufferBytes: number, onClose: (reason: CloseReason) => void) {
+  constructor(response: ServerResponse, bufferBytes: number, onClose: (reason: CloseReason) => void) {
+    this.response = response;
     this.bufferBytes = bufferBytes;
     this.onClose = onClose;
-    // Each side queues a quarter of the buffer before asking writers to wait: a paced writer (the backlog) stays well inside it.
-    this.body = new PassThrough({ highWaterMark: Math.min(16_384, Math.floor(bufferBytes / 4)) });
-    this.body.on('close', () => this.finish('client'));
-    this.body.on('error', () => this.finish('client'));
-  }
-
-  /** Ties the stream to its HTTP response: the client leaving closes it, and a cut destroys the response's socket. */
-  attach(response: { once(event: 'close', listener: () => void): unknown; destroy(): void }): void {
     response.once('close', () => this.finish('client'));
-    this.destroyResponse = () => response.destroy();
   }
 
-  /** What the client has not taken yet, in bytes. */
+  /** Sends the status and headers at once: the client knows the stream is open before the first event. */
+  open(headers: Record<string, string>): void {
+    this.response.writeHead(200, headers);
+    this.response.flushHeaders();
+  }
+
+  /** What the client has not taken yet, in bytes (the response's and its socket's buffers). */
   get buffered(): number {
-    return this.body.writableLength + this.body.readableLength;
+    return this.response.writableLength;
   }
 
-  /** False once the stream is closed (or closed by this write for falling behind). */
+  /**
+   * Called before writing a delivery: true (and the stream is cut) when more
+   * than `bufferBytes` of earlier deliveries still wait for the client. One
+   * delivery (at most a ledger read's batch) is always written whole, so a
+   * client that keeps up is never cut by a burst.
+   */
+  fellBehind(): boolean {
+    if (this.closed || this.buffered <= this.bufferBytes) return this.closed;
+    this.cut();
+    return true;
+  }
+
+  /** Writes without waiting; false once the stream is closed. */
   write(chunk: string): boolean {
     if (this.closed) return false;
-    this.body.write(chunk);
-    if (this.buffered <= this.bufferBytes) return true;
-    this.cut();
-    return false;
+    this.response.write(chunk);
+    return true;
+  }
+
+  /** Writes and then waits until the client has taken enough: a writer that can wait (the backlog) is paced, never cut. False once closed. */
+  async writePaced(chunk: string): Promise<boolean> {
+    if (this.closed) return false;
+    if (this.response.write(chunk)) return true;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        this.response.off('drain', done);
+        this.waiting.delete(done);
+        resolve();
+      };
+      this.response.once('drain', done);
+      this.waiting.add(done);
+    });
+    return !this.closed;
   }
 
   /** Closes a stream that fell behind at once, dropping what it holds: its client resumes from the last id it received. */
   cut(): void {
     if (this.closed) return;
     this.finish('slow');
-    this.destroyResponse();
-    this.body.destroy();
-  }
-
-  /** Writes and then waits until the client has taken enough: a writer that can wait (the backlog) is paced, never cut. False once closed. */
-  async writePaced(chunk: string): Promise<boolean> {
-    if (this.closed) return false;
-    if (this.body.write(chunk)) return true;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        this.body.off('drain', done);
-        this.waiting.delete(done);
-        resolve();
-      };
-      this.body.once('drain', done);
-      this.waiting.add(done);
-    });
-    return !this.closed;
+    this.response.destroy();
   }
 
   /** Ends the stream after what is buffered (shutdown: the client reconnects elsewhere with Last-Event-ID). */
   end(): void {
     if (this.closed) return;
     this.finish('shutdown');
-    this.body.end();
+    this.response.end();
   }
 
   private finish(reason: CloseReason): void {
@@ -117,7 +125,7 @@ export class SseRegistry {
   constructor(limits: StreamLimits, heartbeatMs: number) {
     this.limits = limits;
     this.heartbeat = setInterval(() => {
-      for (const connection of this.open) connection.write(': keep-alive\n\n');
+      for (const connection of this.open) if (!connection.fellBehind()) connection.write(': keep-alive\n\n');
     }, heartbeatMs);
     this.heartbeat.unref();
   }
@@ -127,12 +135,12 @@ export class SseRegistry {
   }
 
   /** Takes a slot for `owner` or refuses with 429; the slot is given back when the connection closes. */
-  connect(owner: string, bufferBytes: number, onClose: (reason: CloseReason) => void): SseConnection {
+  connect(owner: string, response: ServerResponse, bufferBytes: number, onClose: (reason: CloseReason) => void): SseConnection {
     const held = this.byOwner.get(owner) ?? 0;
     if (held >= this.limits.perOwner) throw limitReached(`at most ${this.limits.perOwner} event streams at once per agent (or source address without a token)`, this.limits.perOwner, this.limits.retryAfterSeconds);
     if (this.open.size >= this.limits.perProcess) throw limitReached('this instance holds as many event streams as it serves; retry later or elsewhere', this.limits.perProcess, this.limits.retryAfterSeconds);
     this.byOwner.set(owner, held + 1);
-    const connection = new SseConnection(bufferBytes, (reason) => {
+    const connection = new SseConnection(response, bufferBytes, (reason) => {
       this.open.delete(connection);
       const left = (this.byOwner.get(owner) ?? 1) - 1;
       if (left > 0) this.byOwner.set(owner, left);

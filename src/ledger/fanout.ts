@@ -35,7 +35,10 @@ export interface FanoutOptions {
 export class LedgerFanout {
   private readonly root: EntityManager;
   private readonly options: Required<Omit<FanoutOptions, 'onError'>> & Pick<FanoutOptions, 'onError'>;
-  private readonly listeners = new Set<FanoutListener>();
+  /** Listeners of every event, and listeners of one project's events only (most streams filter by project: each event then costs only its own). */
+  private readonly everything = new Set<FanoutListener>();
+  private readonly byProject = new Map<string, Set<FanoutListener>>();
+  private readonly keys = new Map<FanoutListener, string | null>();
   /** The last id handed to listeners (or skipped while there were none). */
   private fanned = 0n;
   /** The highest head announced or seen. */
@@ -57,20 +60,40 @@ export class LedgerFanout {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    this.listeners.clear();
+    this.everything.clear();
+    this.byProject.clear();
+    this.keys.clear();
   }
 
   get size(): number {
-    return this.listeners.size;
+    return this.keys.size;
   }
 
-  /** From now on the listener gets every event fanned out; what came before is its own to read from the ledger. */
-  add(listener: FanoutListener): void {
-    this.listeners.add(listener);
+  /**
+   * From now on the listener gets every event fanned out (or, given a
+   * project, that project's events); what came before is its own to read
+   * from the ledger.
+   */
+  add(listener: FanoutListener, projectSlug: string | null = null): void {
+    this.keys.set(listener, projectSlug);
+    if (projectSlug === null) this.everything.add(listener);
+    else {
+      let set = this.byProject.get(projectSlug);
+      if (!set) this.byProject.set(projectSlug, (set = new Set()));
+      set.add(listener);
+    }
   }
 
   remove(listener: FanoutListener): void {
-    this.listeners.delete(listener);
+    const projectSlug = this.keys.get(listener);
+    this.keys.delete(listener);
+    if (projectSlug === undefined) return;
+    if (projectSlug === null) this.everything.delete(listener);
+    else {
+      const set = this.byProject.get(projectSlug);
+      set?.delete(listener);
+      if (set?.size === 0) this.byProject.delete(projectSlug);
+    }
   }
 
   /** An announced head (a decimal event id); anything else is ignored. */
@@ -85,7 +108,7 @@ export class LedgerFanout {
   }
 
   private async catchUp(): Promise<void> {
-    if (this.listeners.size === 0) return;
+    if (this.keys.size === 0) return;
     try {
       this.raise(BigInt(await ledgerHead(this.root.fork())));
     } catch (error) {
@@ -104,7 +127,7 @@ export class LedgerFanout {
   private async pump(): Promise<void> {
     while (this.fanned < this.target) {
       // Nobody listens: nothing to read. A stream that opens later reads its backlog from the ledger.
-      if (this.listeners.size === 0) {
+      if (this.keys.size === 0) {
         this.fanned = this.target;
         return;
       }
@@ -125,7 +148,21 @@ export class LedgerFanout {
       }
       const events = rows.map((row) => ({ id: BigInt(row.eventId), row, encoded: new Map<string, string>() }));
       this.fanned = events[events.length - 1]!.id;
-      for (const listener of this.listeners) listener.deliver(events);
+      this.hand(events);
     }
+  }
+
+  private hand(events: FannedEvent[]): void {
+    for (const listener of this.everything) listener.deliver(events);
+    if (this.byProject.size === 0) return;
+    const perProject = new Map<string, FannedEvent[]>();
+    for (const event of events) {
+      const slug = event.row.projectSlug;
+      if (!slug || !this.byProject.has(slug)) continue;
+      const list = perProject.get(slug);
+      if (list) list.push(event);
+      else perProject.set(slug, [event]);
+    }
+    for (const [slug, list] of perProject) for (const listener of this.byProject.get(slug) ?? []) listener.deliver(list);
   }
 }

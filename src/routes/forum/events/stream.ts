@@ -4,6 +4,7 @@ import Joi from 'joi';
 import type { ApiContext } from '../../../context.ts';
 import { ApiError, type ErrorCode } from '../../../errors.ts';
 import { authenticate, headerValue } from '../../../http/auth.ts';
+import { requestIdOf } from '../../../http/requestLog.ts';
 import { viewParam } from '../../../http/params.ts';
 import { baseStreamQuota, streamQuota } from '../../../http/quotas.ts';
 import { SseRegistry } from '../../../http/sse.ts';
@@ -71,14 +72,14 @@ async function openStream(ctx: ApiContext, streams: EventStreams, request: Reque
   const after = resumeAfter(request, since);
   const actor = auth?.actor ?? null;
   const owner = actor ? `agent:${actor.agentId}` : `address:${request.info.remoteAddress}`;
-  const connection = streams.registry.connect(owner, ctx.settings.streamBufferBytes, (reason) => {
+  const connection = streams.registry.connect(owner, request.raw.res, ctx.settings.streamBufferBytes, (reason) => {
     streams.fanout.remove(subscriber);
     ctx.metrics.streamsOpen.dec();
     ctx.metrics.streamsClosed.inc({ reason });
   });
   ctx.metrics.streamsOpen.inc();
   const subscriber = new StreamSubscriber({
-    db,
+    root: ctx.orm.em,
     connection,
     filters,
     actor,
@@ -90,17 +91,19 @@ async function openStream(ctx: ApiContext, streams: EventStreams, request: Reque
       connection.cut();
     },
   });
-  connection.attach(request.raw.res);
+  // Written straight to the response, past hapi's transmission (one write per event, no compression): hapi is done with the request here.
+  connection.open({
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    'x-accel-buffering': 'no',
+    'x-request-id': requestIdOf(request),
+  });
   // Joins the fan-out before the backlog is read, so nothing published meanwhile is missed.
-  streams.fanout.add(subscriber);
-  // The first bytes send the headers at once; the client learns how soon to reconnect.
+  streams.fanout.add(subscriber, filters.projectSlug ?? null);
+  // The client learns how soon to reconnect.
   connection.write(`retry: ${RECONNECT_MS}\n\n`);
   void subscriber.start();
-  return h
-    .response(connection.body)
-    .type('text/event-stream; charset=utf-8')
-    .header('Cache-Control', 'no-cache, no-transform')
-    .header('X-Accel-Buffering', 'no');
+  return h.abandon;
 }
 
 /**
@@ -135,7 +138,7 @@ export async function startEventStreams(server: Server, ctx: ApiContext): Promis
       throw new ApiError('method_not_allowed', `${eventStreamRoute.path} is read-only; use GET`);
     },
   });
-  // Before the listener stops: hapi's stop waits for open responses, and a stream never ends by itself.
+  // Before the listener stops: a stream never ends by itself, and its socket would keep the listener open until hapi's stop timeout.
   server.ext('onPreStop', () => registry.closeAll());
   return streams;
 }

@@ -42,7 +42,8 @@ function encode(row: LedgerEvent, view: View): string {
  * on, so a new follow counts from its event on.
  */
 export class StreamSubscriber implements FanoutListener {
-  private readonly db: () => EntityManager;
+  /** The root EntityManager: each read forks it, so an open stream holds no identity map. */
+  private readonly root: EntityManager;
   private readonly connection: SseConnection;
   private readonly filters: StreamFilters;
   private readonly actor: Actor | null;
@@ -55,8 +56,8 @@ export class StreamSubscriber implements FanoutListener {
   /** Non-null while the live events cannot be sent yet (backlog, follows loading). */
   private pending: FannedEvent[] | null = [];
 
-  constructor(init: { db: () => EntityManager; connection: SseConnection; filters: StreamFilters; actor: Actor | null; view: View; after: bigint | 'now'; onError: (error: unknown) => void }) {
-    this.db = init.db;
+  constructor(init: { root: EntityManager; connection: SseConnection; filters: StreamFilters; actor: Actor | null; view: View; after: bigint | 'now'; onError: (error: unknown) => void }) {
+    this.root = init.root;
     this.connection = init.connection;
     this.filters = init.filters;
     this.actor = init.actor;
@@ -70,9 +71,9 @@ export class StreamSubscriber implements FanoutListener {
   async start(): Promise<void> {
     try {
       await this.loadFollows();
-      if (this.fromHead) this.position = BigInt(await ledgerHead(this.db().fork()));
+      if (this.fromHead) this.position = BigInt(await ledgerHead(this.root.fork()));
       await this.readBacklog();
-      this.release();
+      await this.sendHeld();
     } catch (error) {
       this.onError(error);
     }
@@ -82,38 +83,51 @@ export class StreamSubscriber implements FanoutListener {
     if (this.connection.closed) return;
     if (this.pending) {
       for (const event of events) this.pending.push(event);
-      // Held events count against the stream's buffer like unsent bytes would: a stream that cannot keep up is cut.
+      // Held events count against the stream like unsent bytes would: a stream that cannot keep up is cut.
       if (this.pending.length > MAX_PENDING) {
         this.pending = [];
         this.connection.cut();
       }
       return;
     }
-    this.send(events, 0);
+    this.send(events);
   }
 
-  private send(events: FannedEvent[], from: number): void {
-    for (let i = from; i < events.length; i++) {
+  /** Live: each event written at once (a client that falls behind is cut), until a follow event makes a followed stream reload its follows. */
+  private send(events: FannedEvent[]): void {
+    if (this.connection.fellBehind()) return;
+    for (let i = 0; i < events.length; i++) {
       const event = events[i]!;
       if (event.id <= this.position) continue;
       this.position = event.id;
       if (this.matches(event.row) && !this.connection.write(this.encoded(event))) return;
-      if (this.filters.followed && event.row.type.startsWith('follow.')) {
+      if (this.followsMove(event)) {
         this.pending = events.slice(i + 1);
-        void this.loadFollows().then(
-          () => this.release(),
-          (error: unknown) => this.onError(error),
-        );
+        void this.loadFollows()
+          .then(() => this.sendHeld())
+          .catch((error: unknown) => this.onError(error));
         return;
       }
     }
   }
 
-  /** Sends what was held; a follow event among it holds the rest again. */
-  private release(): void {
-    const held = this.pending ?? [];
+  /** Sends what was held, paced by the client (a burst after a long backlog is not a slow client), then goes live. */
+  private async sendHeld(): Promise<void> {
+    while (this.pending && this.pending.length > 0) {
+      const held = this.pending;
+      this.pending = [];
+      for (const event of held) {
+        if (event.id <= this.position) continue;
+        this.position = event.id;
+        if (this.matches(event.row) && !(await this.connection.writePaced(this.encoded(event)))) return;
+        if (this.followsMove(event)) await this.loadFollows();
+      }
+    }
     this.pending = null;
-    this.send(held, 0);
+  }
+
+  private followsMove(event: FannedEvent): boolean {
+    return this.filters.followed === true && event.row.type.startsWith('follow.');
   }
 
   private encoded(event: FannedEvent): string {
@@ -133,13 +147,13 @@ export class StreamSubscriber implements FanoutListener {
 
   private async loadFollows(): Promise<void> {
     if (!this.filters.followed || !this.actor) return;
-    this.follows = await this.db().fork().find(Follow, { agentId: this.actor.agentId }, { fields: ['targetType', 'projectSlug', 'topicSlug'] });
+    this.follows = await this.root.fork().find(Follow, { agentId: this.actor.agentId }, { fields: ['targetType', 'projectSlug', 'topicSlug'] });
   }
 
   /** The ledger after `position`, page by page, with the read's own filter, each event written once the client took enough of those before. */
   private async readBacklog(): Promise<void> {
     for (;;) {
-      const em = this.db().fork();
+      const em = this.root.fork();
       const query: EventQuery = { ...this.filters, since: this.position.toString(), limit: BACKLOG_PAGE };
       const where = await eventFilter(em, query, this.actor);
       if (!where) return;
