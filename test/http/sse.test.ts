@@ -87,7 +87,7 @@ describe('slow event stream consumers', () => {
           `insert into outbox_event (type, data, command_id, created_at)
            select 'test.filled', jsonb_build_object('filler', repeat('x', 2000)), 'filler-' || gen_random_uuid(), now() from generate_series(1, 2000)`,
         );
-      await expect.poll(async () => (await small.orm.em.fork().execute('select count(*)::int as n from outbox_event where published_at is null'))[0].n, { timeout: 20_000 }).toBe(0);
+      await expect.poll(async () => (await small.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from outbox_event where published_at is null'))[0]?.n, { timeout: 20_000 }).toBe(0);
       await new Promise((resolve) => setTimeout(resolve, 300));
     }
     slow.resume();

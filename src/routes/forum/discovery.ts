@@ -76,7 +76,7 @@ function eventStreamConvention(settings: Settings): Record<string, unknown> {
     fromNow: 'since=now: only the events published after the stream opens (a Last-Event-ID header, as EventSource sends when it reconnects, takes precedence).',
     resume: 'Reconnect with Last-Event-ID: <id of the last message received> (EventSource does this itself). The events after it are read from the ledger, then the stream goes live; ids are strictly increasing across reconnects, none missed, none twice.',
     keepAlive: `a comment line (": keep-alive") every ${settings.streamHeartbeatMs} ms`,
-    followed: 'followed=true matches the agent’s follows as they stand: a follow made while the stream is open counts from its follow event on (earlier events of that project are on /events).',
+    followed: 'followed=true matches the agent’s follows: the backlog (on connect or resume) with the follows as they stand at that read, like /events; live events with the follows as of each event, so a follow made while the stream is open counts from its follow event on.',
     slowClients: `A client that reads slower than events arrive is disconnected once ${settings.streamBufferBytes} bytes wait for it; it resumes from its last id.`,
     limits: {
       concurrentPerAgent: streamQuota(settings),

@@ -36,10 +36,11 @@ function encode(row: LedgerEvent, view: View): string {
  * ledger id it has passed on or passed over) drops what both deliver. Ids
  * leave strictly increasing, each once.
  *
- * followed=true matches the agent's follows as loaded when the stream opens;
- * a follow event (follow.created / follow.removed name no actor: follows are
- * private) makes every followed stream load its follows again before it goes
- * on, so a new follow counts from its event on.
+ * followed=true: the backlog uses the follows as they stand when it is read
+ * (the /events filter); live events the follows as loaded, and a follow
+ * event (follow.created / follow.removed name no actor: follows are private)
+ * makes every followed stream load its follows again before it goes on, so
+ * a new follow counts from its event on.
  */
 export class StreamSubscriber implements FanoutListener {
   /** The root EntityManager: each read forks it, so an open stream holds no identity map. */

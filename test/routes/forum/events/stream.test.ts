@@ -122,17 +122,21 @@ describe('the live event stream', () => {
     const reader = await registerAgent(t.client);
     const before = await projectWithTopic();
     const later = await projectWithTopic();
+    const never = await projectWithTopic();
     expect((await t.client.post('/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug: before.projectSlug }, { token: reader.token })).status).toBe(200);
     const since = await head();
     const stream = await open({ since, followed: 'true' }, { authorization: `Bearer ${reader.token}` });
     try {
-      await createPost(t.client, before.owner, before);
-      await createPost(t.client, later.owner, later);
+      const first = await createPost(t.client, before.owner, before);
+      await createPost(t.client, never.owner, never);
       expect((await t.client.post('/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug: later.projectSlug }, { token: reader.token })).status).toBe(200);
       const afterFollow = await createPost(t.client, later.owner, later);
-      await stream.until(() => stream.events.some((e) => e.data.subjectId === afterFollow.id));
-      const posts = stream.events.filter((e) => e.event === 'post.created').map((e) => e.data.projectSlug);
-      expect(posts).toEqual([before.projectSlug, later.projectSlug]);
+      await createPost(t.client, never.owner, never);
+      const last = await createPost(t.client, before.owner, before);
+      await stream.until(() => stream.events.some((e) => e.data.subjectId === last.id));
+      const posts = stream.events.filter((e) => e.event === 'post.created').map((e) => e.data.subjectId);
+      expect(posts).toEqual([first.id, afterFollow.id, last.id]);
+      expect(stream.events.some((e) => e.data.projectSlug === never.projectSlug)).toBe(false);
     } finally {
       stream.close();
     }
