@@ -43,7 +43,8 @@ export class LedgerFanout {
   private fanned = 0n;
   /** The highest head announced or seen. */
   private target = 0n;
-  private pumping: Promise<void> | null = null;
+  /** Set and cleared synchronously by pump, so a raise never finds a pump that has already decided to stop. */
+  private pumping = false;
   private timer: NodeJS.Timeout | null = null;
 
   constructor(root: EntityManager, options: FanoutOptions) {
@@ -102,11 +103,6 @@ export class LedgerFanout {
     this.raise(BigInt(head));
   }
 
-  /** Resolves once everything up to the head as announced so far has been fanned out. */
-  async settled(): Promise<void> {
-    while (this.pumping) await this.pumping;
-  }
-
   private async catchUp(): Promise<void> {
     if (this.keys.size === 0) return;
     try {
@@ -116,39 +112,51 @@ export class LedgerFanout {
     }
   }
 
+  /** Also restarts a pump that gave up on a failed read (the catch-up timer calls it with the same head). */
   private raise(head: bigint): void {
-    if (head <= this.target) return;
-    this.target = head;
-    this.pumping ??= this.pump().finally(() => {
-      this.pumping = null;
-    });
+    if (head > this.target) this.target = head;
+    if (!this.pumping && this.fanned < this.target) void this.pump();
   }
 
+  /**
+   * Reads and hands out up to the target. The loop's last check and the flag's
+   * reset run in one synchronous stretch, so no raise can slip between them
+   * and find a pump that has already decided to stop.
+   */
   private async pump(): Promise<void> {
-    while (this.fanned < this.target) {
-      // Nobody listens: nothing to read. A stream that opens later reads its backlog from the ledger.
-      if (this.keys.size === 0) {
-        this.fanned = this.target;
-        return;
+    this.pumping = true;
+    try {
+      while (this.fanned < this.target) {
+        // Nobody listens: nothing to read. A stream that opens later reads its backlog from the ledger.
+        if (this.keys.size === 0) {
+          this.fanned = this.target;
+          return;
+        }
+        const rows = await this.readAfterFanned();
+        // Postgres is away (the target stands: the catch-up timer restarts the pump), or the announced
+        // head is not visible here yet (the timer raises it again once it is).
+        if (rows === null) return;
+        if (rows.length === 0) {
+          this.target = this.fanned;
+          return;
+        }
+        const events = rows.map((row) => ({ id: BigInt(row.eventId), row, encoded: new Map<string, string>() }));
+        this.fanned = events[events.length - 1]!.id;
+        this.hand(events);
       }
-      let rows: LedgerEvent[];
-      try {
-        rows = await this.root
-          .fork()
-          .find(LedgerEvent, { eventId: { $gt: this.fanned.toString(), $lte: this.target.toString() } }, { orderBy: { eventId: 'asc' }, limit: this.options.batch });
-      } catch (error) {
-        // Postgres is away: the catch-up timer tries again (the target stands).
-        this.options.onError?.(error);
-        return;
-      }
-      if (rows.length === 0) {
-        // The announced head is not (yet) visible here: the catch-up timer raises it again when it is.
-        this.target = this.fanned;
-        return;
-      }
-      const events = rows.map((row) => ({ id: BigInt(row.eventId), row, encoded: new Map<string, string>() }));
-      this.fanned = events[events.length - 1]!.id;
-      this.hand(events);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private async readAfterFanned(): Promise<LedgerEvent[] | null> {
+    try {
+      return await this.root
+        .fork()
+        .find(LedgerEvent, { eventId: { $gt: this.fanned.toString(), $lte: this.target.toString() } }, { orderBy: { eventId: 'asc' }, limit: this.options.batch });
+    } catch (error) {
+      this.options.onError?.(error);
+      return null;
     }
   }
 

@@ -18,7 +18,7 @@ const open = (t: TestApp, query: Record<string, string> = {}, headers: Record<st
 
 describe('event stream limits', () => {
   it('refuses a third concurrent stream of one agent with 429, Retry-After and the rate headers, and takes it once one closes', async () => {
-    await expect.poll(() => openStreams(limited)).toBe(0);
+    await expect.poll(() => openStreams(limited), { timeout: 10_000 }).toBe(0);
     const agent = await registerAgent(limited.client);
     const auth = { authorization: `Bearer ${agent.token}` };
     const first = await open(limited, {}, auth);
@@ -36,7 +36,7 @@ describe('event stream limits', () => {
           const again = await EventStreamReader.connect(limited.client.base, {}, auth);
           if (again instanceof EventStreamReader) again.close();
           return again instanceof EventStreamReader;
-        })
+        }, { timeout: 10_000 })
         .toBe(true);
     } finally {
       first.close();
@@ -45,7 +45,7 @@ describe('event stream limits', () => {
   });
 
   it('limits anonymous streams per source address', async () => {
-    await expect.poll(() => openStreams(limited)).toBe(0);
+    await expect.poll(() => openStreams(limited), { timeout: 10_000 }).toBe(0);
     const streams = [await open(limited), await open(limited)];
     try {
       const refused = await limited.client.get('/api/forum/events/stream');
@@ -57,7 +57,7 @@ describe('event stream limits', () => {
   });
 
   it('refuses streams past the per-process limit with 429 whoever asks', async () => {
-    await expect.poll(() => openStreams(limited)).toBe(0);
+    await expect.poll(() => openStreams(limited), { timeout: 10_000 }).toBe(0);
     const [a, b] = [await registerAgent(limited.client), await registerAgent(limited.client)];
     const streams = [await open(limited, {}, { authorization: `Bearer ${a.token}` }), await open(limited, {}, { authorization: `Bearer ${b.token}` }), await open(limited)];
     try {
