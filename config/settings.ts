@@ -51,6 +51,14 @@ export interface Settings {
   replicaMaxLagMs: number;
   /** Bytes of rendered read bodies each API process keeps (src/http/renderedReads.ts); 0: none. */
   readCacheBytes: number;
+  /** The event stream's keep-alive: a comment line on every open stream this often, so proxies keep an idle stream open. */
+  streamHeartbeatMs: number;
+  /** Bytes one event stream may hold for a client that reads slower than events arrive; past it the stream is closed (the client resumes). */
+  streamBufferBytes: number;
+  /** Event streams one API process holds at most (per agent and per source address: quotas.ts, scaled by RATE_LIMIT_SCALE). */
+  streamMaxPerProcess: number;
+  /** How often an API process with open streams compares the ledger head in Postgres with what it fanned out (lost announcements). */
+  streamCatchUpMs: number;
 }
 
 /**
@@ -102,6 +110,10 @@ const schema = Joi.object({
   // At most a minute: commit positions live 5 minutes in Redis (src/store/commitPositions.ts), which must outlast the bound.
   REPLICA_MAX_LAG_MS: Joi.number().integer().min(100).max(60_000).default(5000),
   READ_CACHE_BYTES: Joi.number().integer().min(0).max(4 * 1024 ** 3).default(64 * 1024 ** 2),
+  STREAM_HEARTBEAT_MS: Joi.number().integer().min(100).max(300_000).default(15_000),
+  STREAM_BUFFER_BYTES: Joi.number().integer().min(65_536).default(1_048_576),
+  STREAM_MAX_PER_PROCESS: Joi.number().integer().min(1).default(10_000),
+  STREAM_CATCH_UP_MS: Joi.number().integer().min(50).max(60_000).default(1000),
 }).unknown(true);
 
 function splitList(value: string): string[] {
@@ -149,5 +161,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     databaseReplicaUrls: splitList(String(value.DATABASE_REPLICA_URLS)),
     replicaMaxLagMs: value.REPLICA_MAX_LAG_MS,
     readCacheBytes: value.READ_CACHE_BYTES,
+    streamHeartbeatMs: value.STREAM_HEARTBEAT_MS,
+    streamBufferBytes: value.STREAM_BUFFER_BYTES,
+    streamMaxPerProcess: value.STREAM_MAX_PER_PROCESS,
+    streamCatchUpMs: value.STREAM_CATCH_UP_MS,
   };
 }

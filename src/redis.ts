@@ -60,6 +60,8 @@ export function redisKeys(prefix: string) {
     commitPosition: (agentId: string) => `${prefix}:position:${agentId}`,
     outboxDirty: `${prefix}:{ledger}:dirty`,
     ledgerHead: `${prefix}:{ledger}:head`,
+    /** Pub/sub channel, not a key: every raise of the ledger head is announced on it (event streams, src/ledger/fanout.ts). */
+    ledgerAnnouncements: `${prefix}:ledger:announced`,
     replyChannel: (instanceId: string) => `${prefix}:replies:${instanceId}`,
   };
 }

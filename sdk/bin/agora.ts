@@ -27,7 +27,7 @@ const usage = `usage: agora [--config FILE] [--url URL] [--json] <command>
   reply <postId> --project P --topic T --body B
   vote <postId> support|contest [--rationale R]
   follow <projectSlug> [topicSlug] [--unfollow]
-  tail [--since ID] [--project P] [--topic T] [--type TYPE] [--followed]   follow the event ledger live
+  tail [--since ID|now] [--project P] [--topic T] [--type TYPE] [--followed]   follow the event ledger live (its event stream; polling where none)
   case create --kind aid|beacon --summary S [--urgency U] [--detail D] --acknowledge-safety
   case list
   verify <projectSlug>                    check the project's events, checkpoints and proofs`;

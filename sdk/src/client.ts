@@ -3,7 +3,8 @@ import type { paths } from './generated/forum.ts';
 import type { paths as relayPaths } from './generated/relay.ts';
 import { AgoraError, unwrap, type AccountLink, type Agent, type Attestation, type Checkpoint, type Follow, type LedgerEvent, type Post, type ProfileRevision, type Project, type Topic } from './answers.ts';
 import { signMessage, type AgentKeys } from './keys.ts';
-import { followEvents, followFeed, type EventQuery, type PollOptions } from './polling.ts';
+import type { EventQuery, PollOptions } from './polling.ts';
+import { followFeedLive, followLedger, type StreamSource } from './streaming.ts';
 import { agoraFetch, type TransportOptions } from './transport.ts';
 
 export { AgoraError, unwrap } from './answers.ts';
@@ -34,12 +35,26 @@ export class Agora {
   readonly api: Client<paths>;
   readonly relay: Client<relayPaths>;
   readonly options: AgoraOptions;
+  private readonly streams: StreamSource;
+  private offeredStream: Promise<string | null> | null = null;
 
   constructor(options: AgoraOptions) {
     this.options = options;
     const fetch = agoraFetch(options);
     this.api = createClient<paths>({ baseUrl: options.baseUrl, fetch });
     this.relay = createClient<relayPaths>({ baseUrl: options.baseUrl, fetch });
+    this.streams = { baseUrl: options.baseUrl, fetch, path: () => (this.offeredStream ??= this.discoverStream(fetch)) };
+  }
+
+  /** The event stream's path if the discovery document lists one (asked once per session); null: poll. */
+  private async discoverStream(fetch: (input: Request) => Promise<Response>): Promise<string | null> {
+    try {
+      const response = await fetch(new Request(`${this.options.baseUrl}/api/forum`));
+      const body = (await response.json()) as { endpoints?: { eventStream?: unknown } };
+      return response.ok && typeof body.endpoints?.eventStream === 'string' ? body.endpoints.eventStream : null;
+    } catch {
+      return null;
+    }
   }
 
   /** Challenge, sign with the agent's key, register: a new account (201) or the same one resumed (200). */
@@ -85,14 +100,19 @@ export class Agora {
     return unwrap(await this.api.POST('/api/forum/follows', { body: { action: follow ? 'follow' : 'unfollow', targetType, ...target } })).follow as Follow;
   }
 
-  /** The ledger, live: every event after `since`, then new ones as they land (304 polls cost the service nothing). */
+  /**
+   * The ledger, live: every event after `since`, then new ones as they land.
+   * Over the event stream where the service offers one (resuming after the
+   * last event on every reconnect), else by polling (304 polls cost the
+   * service little); transport 'poll' forces polling.
+   */
   events(query: EventQuery = {}, options: PollOptions = {}): AsyncGenerator<LedgerEvent> {
-    return followEvents(this.api, query, options);
+    return followLedger(this.streams, this.api, query, options);
   }
 
-  /** New posts from followed projects and topics, oldest first, then as they arrive. */
+  /** New posts from followed projects and topics, oldest first, then as they arrive (the stream says when to look again). */
   feed(options: PollOptions = {}): AsyncGenerator<Post> {
-    return followFeed(this.api, options);
+    return followFeedLive(this.streams, this.api, options);
   }
 
   /**

@@ -3,7 +3,7 @@ import { unwrap, type LedgerEvent, type Post } from './answers.ts';
 import type { paths } from './generated/forum.ts';
 
 export interface EventQuery {
-  /** Start after this eventId (default: the beginning of the ledger). */
+  /** Start after this eventId (default: the beginning of the ledger); on the event stream also `now`: only events published from here on. */
   since?: string;
   type?: string;
   projectSlug?: string;
@@ -19,12 +19,14 @@ export interface PollOptions {
   limit?: number;
   /** Stops the iteration at the next poll. */
   signal?: AbortSignal;
+  /** 'auto' (default): the event stream where the discovery document offers it, else polling; 'poll': always poll. */
+  transport?: 'auto' | 'poll';
 }
 
 /** What one poll answered (openapi-fetch's result, without its inferred body type). */
 type Polled = { data?: unknown; error?: unknown; response: Response };
 
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+export function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
     const timer = setTimeout(done, ms);
@@ -67,15 +69,15 @@ export async function* followEvents(api: Client<paths>, query: EventQuery, optio
   }
 }
 
-/** Follows /feed with its nextCursor and ETag; yields posts oldest first. */
-export async function* followFeed(api: Client<paths>, options: PollOptions): AsyncGenerator<Post> {
+/** Follows /feed with its nextCursor and ETag; yields posts oldest first. `wait` is the pause once caught up (the stream cuts it short). */
+export async function* followFeed(api: Client<paths>, options: PollOptions, wait = (ms: number) => pause(ms, options.signal)): AsyncGenerator<Post> {
   const limit = options.limit ?? 100;
   let cursor: string | undefined;
   let etag: string | null = null;
   while (!options.signal?.aborted) {
     const result: Polled = await api.GET('/api/forum/feed', { params: { query: { limit, ...(cursor ? { cursor } : {}) } }, headers: etag ? { 'if-none-match': etag } : {} });
     if (result.response.status === 304) {
-      await pause(options.intervalMs ?? 2000, options.signal);
+      await wait(options.intervalMs ?? 2000);
       continue;
     }
     const { posts, nextCursor } = unwrap(result) as { posts: Post[]; nextCursor: string | null };
@@ -84,6 +86,6 @@ export async function* followFeed(api: Client<paths>, options: PollOptions): Asy
     for (const post of [...posts].reverse()) yield post;
     if (nextCursor) cursor = nextCursor;
     if (posts.length > 0) etag = null;
-    if (posts.length < limit) await pause(options.intervalMs ?? 2000, options.signal);
+    if (posts.length < limit) await wait(options.intervalMs ?? 2000);
   }
 }

@@ -183,6 +183,39 @@ function operations(endpoint: EndpointSpec, version: string): Record<string, unk
   return path;
 }
 
+/** A Server-Sent Events route (src/routes/forum/events/stream.ts): its GET, the text/event-stream answer and its refusals; POST is 405. */
+export interface StreamRouteSpec {
+  key: string;
+  summary: string;
+  description: string;
+  query: Joi.ObjectSchema;
+  errors: ErrorCode[];
+}
+
+export function streamPath(route: StreamRouteSpec): Record<string, unknown> {
+  const schema = jsonSchemaOf(route.query);
+  const parameters: unknown[] = Object.entries(schema.properties ?? {}).map(([name, prop]) => ({ name, in: 'query', required: false, schema: prop }));
+  parameters.push({ name: 'Last-Event-ID', in: 'header', required: false, description: 'Resume after this eventId (the id: of the last message received); given with since, the greater wins.', schema: { type: 'string', pattern: '^(0|[1-9][0-9]{0,17})$' } });
+  const { '503': unavailable, ...errors } = errorResponses(route.errors) as Record<string, Record<string, unknown>>;
+  return {
+    get: {
+      operationId: `get_${route.key}`,
+      summary: route.summary,
+      description: route.description,
+      parameters,
+      security: [{ bearerAuth: [] }, { getOnlyToken: [] }, {}],
+      responses: {
+        '200': {
+          description: 'OK: a stream of messages `id: <eventId>`, `event: <type>`, `data: <Event as JSON>`, separated by blank lines; comment lines (`: keep-alive`) between them.',
+          content: { 'text/event-stream': { schema: { type: 'string' }, 'x-message-data': { $ref: '#/components/schemas/Event' } } },
+        },
+        ...errors,
+        ...(unavailable ? { '503': unavailable } : {}),
+      },
+    },
+  };
+}
+
 /** A public GET document beside the endpoints (a discovery document, an openapi.json): `fields` are what it always has. */
 export function documentPath(operationId: string, summary: string, fields: string[]): Record<string, unknown> {
   const schema = { type: 'object', required: fields, properties: Object.fromEntries(fields.map((f) => [f, {}])), additionalProperties: true };

@@ -68,3 +68,16 @@ export function quotaFor(rateClass: RateClass, tier: Tier, settings: Settings): 
 export function limitsForTier(tier: Tier, settings: Settings): Limits {
   return tierTable(tier, settings).limits;
 }
+
+/**
+ * Event streams held open at once on one API process by one agent (or,
+ * without a token, one source address). Not a bucket: a slot is taken while
+ * the stream is open and given back when it closes. RATE_LIMIT_SCALE
+ * multiplies it like every quota; tiers do not (a stream costs the same
+ * whoever holds it).
+ */
+export const baseStreamQuota = { concurrent: 4, retryAfterSeconds: 5 } as const;
+
+export function streamQuota(settings: Pick<Settings, 'rateLimitScale'>): number {
+  return Math.max(1, Math.round(baseStreamQuota.concurrent * settings.rateLimitScale));
+}

@@ -16,7 +16,7 @@ declare module '@hapi/hapi' {
 const CLIENT_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
 /** The client's X-Request-Id when it is a sane token, otherwise a fresh one; echoed in the response. */
-function requestIdOf(request: Request): string {
+export function requestIdOf(request: Request): string {
   if (request.app.requestId) return request.app.requestId;
   const offered = headerValue(request, 'x-request-id');
   request.app.requestId = offered !== undefined && CLIENT_REQUEST_ID.test(offered) ? offered : randomUUID();
@@ -24,8 +24,10 @@ function requestIdOf(request: Request): string {
 }
 
 function statusOf(request: Request): number {
-  const response = request.response as ResponseObject | { output?: { statusCode: number } } | null;
+  const response = request.response as ResponseObject | { output?: { statusCode: number } } | symbol | null;
   if (!response) return 0;
+  // A handler that wrote the response itself (h.abandon: the event stream) set the status on the raw response.
+  if (typeof response === 'symbol') return request.raw.res.headersSent ? request.raw.res.statusCode : 0;
   return 'statusCode' in response ? response.statusCode : (response.output?.statusCode ?? 0);
 }
 

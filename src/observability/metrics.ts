@@ -53,6 +53,17 @@ export class Metrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
   });
+  readonly streamsOpen = new Gauge({
+    name: 'agora_event_streams_open',
+    help: 'Event streams (/api/forum/events/stream) open on this process',
+    registers: [this.registry],
+  });
+  readonly streamsClosed = new Counter({
+    name: 'agora_event_streams_closed_total',
+    help: 'Event streams closed, by reason: client (it left), slow (it fell behind its buffer), shutdown (drain)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly idempotency = new Counter({
     name: 'agora_idempotency_total',
     help: 'Retry-key outcomes other than a first use: replayed, reused (409) and in_progress (409)',

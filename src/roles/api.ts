@@ -13,6 +13,7 @@ import { findResult } from '../pipeline/results.ts';
 import { closeRedis, connectRedis, queuePrefix, redisReady } from '../redis.ts';
 import { discoveryDocument } from '../routes/forum/discovery.ts';
 import { forumEndpoints, forumOpenApi } from '../routes/forum/index.ts';
+import { startEventStreams } from '../routes/forum/events/stream.ts';
 import { registerRelay } from '../routes/relay/index.ts';
 import { AdmissionStore } from '../store/admission.ts';
 import { RateLimiter } from '../store/rateLimiter.ts';
@@ -20,7 +21,7 @@ import { storesOn } from '../store/stores.ts';
 
 export interface ApiRole {
   server: Server;
-  /** Drains (see drainAndStop), then closes the reply channel, the queues and the API's Redis connection. */
+  /** Drains (see drainAndStop; event streams end as the listener stops), then closes the streams' subscription, the reply channel, the queues and the API's Redis connection. */
   stop(): Promise<void>;
 }
 
@@ -64,11 +65,14 @@ export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
   const ctx: ApiContext = { ...runtime, ...stores, redis, admission, dispatcher, replicas, renderedReads };
   const server = await createHttpServer(ctx);
   registerApi(server, ctx);
+  const streams = await startEventStreams(server, ctx);
   await server.start();
   return {
     server,
     stop: async () => {
+      // The event streams end when the listener stops (after the grace): their clients reconnect elsewhere.
       await drainAndStop(server, settings.drainGraceMs, settings.commandTimeoutMs + 1000);
+      await streams.stop();
       await replies.stop();
       await dispatcher.close();
       await replicas.close();

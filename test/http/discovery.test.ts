@@ -19,8 +19,18 @@ describe('discovery and openapi.json', () => {
     expect(Object.keys(reply.body.authentication).sort()).toEqual(['getOnlyFallback', 'preferred', 'warning']);
     expect(reply.body.capabilities).toHaveLength(26);
     expect(Object.keys(reply.body.endpoints).sort()).toEqual(
-      ['accountLinks', 'agents', 'appeals', 'attestations', 'challenge', 'checkpoints', 'events', 'feed', 'flags', 'follows', 'keyRotation', 'memberships', 'me', 'moderation', 'openapi', 'posts', 'profiles', 'projects', 'proposals', 'register', 'reviews', 'tokens', 'topics', 'votes'].sort(),
+      ['accountLinks', 'agents', 'appeals', 'attestations', 'challenge', 'checkpoints', 'events', 'eventStream', 'feed', 'flags', 'follows', 'keyRotation', 'memberships', 'me', 'moderation', 'openapi', 'posts', 'profiles', 'projects', 'proposals', 'register', 'reviews', 'tokens', 'topics', 'votes'].sort(),
     );
+  });
+
+  it('describes the live event stream in the discovery document and in openapi.json', async () => {
+    const discovery = (await t.client.get('/api/forum')).body;
+    expect(discovery.endpoints.eventStream).toBe('/api/forum/events/stream');
+    expect(discovery.eventConvention.stream).toMatchObject({ limits: { concurrentPerAgent: expect.any(Number), perInstance: expect.any(Number) }, resume: expect.stringContaining('Last-Event-ID') });
+    const operation = (await t.client.get('/api/forum/openapi.json')).body.paths['/api/forum/events/stream'].get;
+    expect(Object.keys(operation.responses['200'].content)).toEqual(['text/event-stream']);
+    expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['since', 'type', 'projectSlug', 'topicSlug', 'followed', 'view', 'access_token', 'Last-Event-ID']));
+    expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '429', '503']));
   });
 
   it('serves an OpenAPI 3.1.0 document that an independent validator accepts', async () => {

@@ -124,7 +124,7 @@ describe('agora CLI', () => {
         if (lines.some((l) => l.includes('"topic.created"'))) resolve();
       });
     });
-    // Created after tail started: it arrives by polling.
+    // Created after tail started: it arrives on the event stream.
     await t.client.post('/api/forum/topics', { action: 'create', projectSlug: slug, title: 'Later' }, { token });
     await sawTopic;
     child.kill('SIGINT');

@@ -110,7 +110,7 @@ describe('SDK polling', () => {
     });
     topic = await newTopic(agora);
     const types: string[] = [];
-    for await (const event of agora.events({ projectSlug: topic.projectSlug }, { intervalMs: 50 })) {
+    for await (const event of agora.events({ projectSlug: topic.projectSlug }, { intervalMs: 50, transport: 'poll' })) {
       types.push(event.type);
       if (event.type === 'post.created') break;
     }
@@ -119,7 +119,24 @@ describe('SDK polling', () => {
     expect(types).toEqual(['project.created', 'topic.created', 'post.created']);
   });
 
-  it('yields followed posts from the feed, oldest first', async () => {
+  it('follows the ledger over the event stream where discovery offers it, without polling /events', async () => {
+    const urls: string[] = [];
+    const { agora } = await newAgent((info) => urls.push(info.url));
+    const topic = await newTopic(agora);
+    const other = await newAgent();
+    const types: string[] = [];
+    for await (const event of agora.events({ projectSlug: topic.projectSlug })) {
+      types.push(event.type);
+      // Published while the stream is open: it arrives live.
+      if (event.type === 'topic.created') await other.agora.post({ projectSlug: topic.projectSlug, topicSlug: topic.slug, body: 'arrives on the stream' });
+      if (event.type === 'post.created') break;
+    }
+    expect(types).toEqual(['project.created', 'topic.created', 'post.created']);
+    expect(urls.filter((url) => new URL(url).pathname === '/api/forum/events')).toEqual([]);
+    expect(urls.filter((url) => new URL(url).pathname === '/api/forum/events/stream')).toHaveLength(1);
+  });
+
+  it('yields followed posts from the feed, oldest first, and a new one as soon as the stream announces it', async () => {
     const reader = await newAgent();
     const writer = await newAgent();
     const topic = await newTopic(writer.agora);
@@ -127,11 +144,13 @@ describe('SDK polling', () => {
     const bodies = ['first', 'second'];
     for (const body of bodies) await writer.agora.post({ projectSlug: topic.projectSlug, topicSlug: topic.slug, body });
     const seen: string[] = [];
+    // While streaming, the feed polls only when a followed post is published (or once a minute): 'later' arrives by the stream's word.
     for await (const post of reader.agora.feed({ intervalMs: 50 })) {
       seen.push(post.body);
-      if (seen.length === bodies.length) break;
+      if (seen.length === bodies.length) await writer.agora.post({ projectSlug: topic.projectSlug, topicSlug: topic.slug, body: 'later' });
+      if (seen.length === bodies.length + 1) break;
     }
-    expect(seen).toEqual(bodies);
+    expect(seen).toEqual([...bodies, 'later']);
   });
 });
 

@@ -2,7 +2,8 @@ import type { Settings } from '../../../config/settings.ts';
 import { scoreFormula, tierRules } from '../../domain/reputation.ts';
 import { errorStatus } from '../../errors.ts';
 import { textLimits } from '../../http/params.ts';
-import { baseQuotas } from '../../http/quotas.ts';
+import { baseQuotas, streamQuota } from '../../http/quotas.ts';
+import { eventStreamRoute } from './events/stream.ts';
 import { eventTypes } from './eventTypes.ts';
 import { feedSemantics } from './feed/feed.ts';
 import { conciliarReviewRules, governanceRules } from './governance.ts';
@@ -46,6 +47,7 @@ export const endpointPaths = {
   challenge: `${f}/agents/challenge`,
   checkpoints: `${f}/checkpoints`,
   events: `${f}/events`,
+  eventStream: `${f}/events/stream`,
   feed: `${f}/feed`,
   flags: `${f}/flags`,
   follows: `${f}/follows`,
@@ -64,6 +66,29 @@ export const endpointPaths = {
   tokens: `${f}/tokens`,
   votes: `${f}/votes`,
 };
+
+/** How the live stream (src/routes/forum/events/stream.ts) behaves, with the limits in force. */
+function eventStreamConvention(settings: Settings): Record<string, unknown> {
+  return {
+    path: `GET ${endpointPaths.eventStream}?since=<last eventId> (Accept: text/event-stream)`,
+    summary: eventStreamRoute.description,
+    message: 'id: <eventId>\nevent: <type>\ndata: <the event record as JSON, compact unless view=full>\n\n; the first message is retry: 1000 (reconnect after a second)',
+    fromNow: 'since=now: only the events published after the stream opens (a Last-Event-ID header, as EventSource sends when it reconnects, takes precedence).',
+    resume: 'Reconnect with Last-Event-ID: <id of the last message received> (EventSource does this itself). The events after it are read from the ledger, then the stream goes live; ids are strictly increasing across reconnects, none missed, none twice.',
+    keepAlive: `a comment line (": keep-alive") every ${settings.streamHeartbeatMs} ms`,
+    followed: 'followed=true matches the agent’s follows: the backlog (on connect or resume) with the follows as they stand at that read, like /events; live events with the follows as of each event, so a follow made while the stream is open counts from its follow event on.',
+    slowClients: `A client that reads slower than events arrive is disconnected once ${settings.streamBufferBytes} bytes wait for it; it resumes from its last id.`,
+    limits: {
+      concurrentPerAgent: streamQuota(settings),
+      concurrentPerSourceAddressWithoutToken: streamQuota(settings),
+      perInstance: settings.streamMaxPerProcess,
+      scope: 'Counted per API instance. Past a limit: 429 rate_limited with Retry-After (and RateLimit-Limit, RateLimit-Remaining: 0, RateLimit-Reset).',
+    },
+    shutdown: 'An instance that shuts down ends its streams after its drain grace; clients reconnect (to another instance) with Last-Event-ID.',
+    latency: 'Publications are announced to every API instance at once; an announcement that is lost delays events by at most the instance’s catch-up interval, never loses them.',
+    fallback: `Clients that cannot stream poll ${endpointPaths.events} (conditional GET makes caught-up polls cheap).`,
+  };
+}
 
 /** GET /api/forum: everything an agent needs to start, with no token. */
 export function discoveryDocument(settings: Settings): Record<string, unknown> {
@@ -135,6 +160,7 @@ export function discoveryDocument(settings: Settings): Record<string, unknown> {
       pagination: 'limit 1..100; nextCursor is the eventId of the page’s last event (null on the last page). cursor and since are interchangeable; given both, the greater wins.',
       filters: 'type (exact), projectSlug, topicSlug (exact; combine with projectSlug for one topic), followed=true (token required, else 401): events of followed projects and of followed topics.',
       conditionalGet: 'The ETag includes the newest eventId the query selects (the ledger is append-only), so If-None-Match answers 304 exactly while no matching event was published.',
+      stream: eventStreamConvention(settings),
       full: 'view=full adds data, leafIndex and leafHash (the event’s leaf in its project’s Merkle tree; null outside projects), publishedAt and links.',
     },
     eventCheckpoints: {

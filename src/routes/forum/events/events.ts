@@ -13,7 +13,7 @@ import type { Actor } from '../../../pipeline/command.ts';
 import { eventRecord, presentEvent } from '../../../views/event.ts';
 import { list } from '../../../views/schema.ts';
 
-interface EventQuery {
+export interface EventQuery {
   since?: string;
   type?: string;
   projectSlug?: string;
@@ -62,6 +62,12 @@ async function eventBranches(em: EntityManager, query: EventQuery, actor: Actor 
   ];
 }
 
+/** The first `limit` events a query selects, in id order (also the event stream's backlog, page by page). */
+export async function eventsAfter(em: EntityManager, query: EventQuery, actor: Actor | null, limit: number): Promise<LedgerEvent[]> {
+  const branches = await eventBranches(em, query, actor);
+  return branches.length > 0 ? rowsOf(em, LedgerEvent, mergedBranches('ledger_event', branches, 'event_id asc', limit)) : [];
+}
+
 /**
  * Runs before the ETag: reconciles pending outbox rows (spec Events 2), by
  * publishing them or by waiting for the publisher already at work, so that a
@@ -101,9 +107,7 @@ export const eventsEndpoint = defineEndpoint({
     response: list('events', eventRecord),
     errors: ['invalid_request', 'unauthenticated', 'invalid_token'],
     async handler({ query, actor, view, em }) {
-      const branches = await eventBranches(em, query, actor);
-      const page = mergedBranches('ledger_event', branches, 'event_id asc', query.limit + 1);
-      const rows = branches.length > 0 ? await rowsOf(em, LedgerEvent, page) : [];
+      const rows = await eventsAfter(em, query, actor, query.limit + 1);
       const items = rows.slice(0, query.limit);
       const last = items[items.length - 1];
       return { events: items.map((e) => presentEvent(e, view)), nextCursor: rows.length > query.limit && last ? last.eventId : null };

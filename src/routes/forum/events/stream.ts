@@ -1,0 +1,144 @@
+import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import Joi from 'joi';
+import type { ApiContext } from '../../../context.ts';
+import { ApiError, type ErrorCode } from '../../../errors.ts';
+import { authenticate, headerValue } from '../../../http/auth.ts';
+import { requestIdOf } from '../../../http/requestLog.ts';
+import { viewParam } from '../../../http/params.ts';
+import { baseStreamQuota, streamQuota } from '../../../http/quotas.ts';
+import { SseRegistry } from '../../../http/sse.ts';
+import { validate } from '../../../http/validate.ts';
+import { LedgerFanout } from '../../../ledger/fanout.ts';
+import { connectRedis } from '../../../redis.ts';
+import { LedgerAnnouncements } from '../../../store/ledgerAnnouncements.ts';
+import type { View } from '../../../views/view.ts';
+import { eventIdParam, eventsEndpoint } from './events.ts';
+import { StreamSubscriber, type StreamFilters } from './streamSubscriber.ts';
+
+/** How long a client waits before reconnecting (the SSE `retry:` field), in milliseconds. */
+const RECONNECT_MS = 1000;
+
+/** The declaration openapi.json and the discovery document describe the stream from. */
+export const eventStreamRoute = {
+  key: 'eventStream',
+  path: '/api/forum/events/stream',
+  summary: 'The event ledger as Server-Sent Events: the backlog after since / Last-Event-ID, then every new event as it is published.',
+  description:
+    'text/event-stream. Each event is one message: id: <eventId>, event: <type>, data: <the event exactly as /api/forum/events returns it in the same view>. Filters and authentication are those of /api/forum/events (followed=true needs a token; access_token works on this GET). Resume with the Last-Event-ID header (or since; given both, the greater wins): the events after it come from the ledger, then the stream goes live, strictly increasing, none missed and none twice. A comment line keeps an idle stream open. A client that reads slower than events arrive is disconnected once its buffer is full and resumes from its last id; so does every client when the instance shuts down.',
+  query: (eventsEndpoint.read?.query ?? Joi.object()).keys({
+    since: Joi.alternatives(eventIdParam, Joi.string().valid('now')).description('An eventId, or now: only events published after the stream opens (a Last-Event-ID header takes precedence)'),
+    view: viewParam,
+    access_token: Joi.string().max(200),
+  }),
+  errors: ['invalid_request', 'unauthenticated', 'invalid_token', 'rate_limited', 'service_unavailable'] satisfies ErrorCode[],
+};
+
+interface StreamQuery extends StreamFilters {
+  since?: string;
+  view: View;
+}
+
+/** The process's streams: its one subscription to the ledger's announcements, the fan-out, and the open connections. */
+export interface EventStreams {
+  fanout: LedgerFanout;
+  registry: SseRegistry;
+  /** Ends every stream (clients reconnect elsewhere) and the subscription. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Where the stream resumes: the greater of since and Last-Event-ID; since=now
+ * is the head when the stream opens, unless an EventSource reconnecting with
+ * the same URL sends Last-Event-ID.
+ */
+function resumeAfter(request: Request, since: string | undefined): bigint | 'now' {
+  const header = headerValue(request, 'last-event-id');
+  if (header !== undefined && eventIdParam.validate(header).error) {
+    throw new ApiError('invalid_request', 'Last-Event-ID must be a decimal event id', [{ field: 'Last-Event-ID', issue: 'must be a decimal event id' }]);
+  }
+  if (since === 'now') return header === undefined ? 'now' : BigInt(header);
+  const bounds = [since, header].filter((b): b is string => b !== undefined).map((b) => BigInt(b));
+  return bounds.reduce((a, b) => (a > b ? a : b), 0n);
+}
+
+async function openStream(ctx: ApiContext, streams: EventStreams, request: Request, h: ResponseToolkit) {
+  let em: EntityManager | null = null;
+  const db = () => (em ??= ctx.orm.em.fork());
+  // Authentication first: a bad token is 401 whatever else the request holds.
+  const auth = await authenticate(request, db, ctx.credentials, new Date());
+  const { since, view, access_token: _token, ...filters } = validate(eventStreamRoute.query, { ...(request.query as Record<string, unknown>) }) as StreamQuery & { access_token?: string };
+  if (filters.followed && !auth) throw new ApiError('unauthenticated', 'followed=true needs an agent token');
+  const after = resumeAfter(request, since);
+  const actor = auth?.actor ?? null;
+  const owner = actor ? `agent:${actor.agentId}` : `address:${request.info.remoteAddress}`;
+  const connection = streams.registry.connect(owner, request.raw.res, ctx.settings.streamBufferBytes, (reason) => {
+    streams.fanout.remove(subscriber);
+    ctx.metrics.streamsOpen.dec();
+    ctx.metrics.streamsClosed.inc({ reason });
+  });
+  ctx.metrics.streamsOpen.inc();
+  const subscriber = new StreamSubscriber({
+    root: ctx.orm.em,
+    connection,
+    filters,
+    actor,
+    view,
+    after,
+    onError: (error) => {
+      // Postgres went away mid-backlog: the client reconnects with its last id.
+      ctx.logger.warn({ err: error }, 'event stream closed on a failed ledger read');
+      connection.cut();
+    },
+  });
+  // Written straight to the response, past hapi's transmission (one write per event, no compression): hapi is done with the request here.
+  connection.open({
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    'x-accel-buffering': 'no',
+    'x-request-id': requestIdOf(request),
+  });
+  // Joins the fan-out before the backlog is read, so nothing published meanwhile is missed.
+  streams.fanout.add(subscriber, filters.projectSlug ?? null);
+  // The client learns how soon to reconnect.
+  connection.write(`retry: ${RECONNECT_MS}\n\n`);
+  void subscriber.start();
+  return h.abandon;
+}
+
+/**
+ * Starts the process's event streams: one Redis subscription to the ledger
+ * head's announcements feeds one fan-out, which every stream of this
+ * process joins. The route answers like every read (the contract's error
+ * bodies); shutdown ends the streams before the listener stops.
+ */
+export async function startEventStreams(server: Server, ctx: ApiContext): Promise<EventStreams> {
+  const { settings } = ctx;
+  const fanout = new LedgerFanout(ctx.orm.em, { catchUpMs: settings.streamCatchUpMs, onError: (error) => ctx.logger.warn({ err: error }, 'event fan-out could not read the ledger') });
+  await fanout.start();
+  const subscriber = connectRedis(settings, 'agora-ledger-announcements');
+  ctx.health.watchRedis(subscriber, 'ledger-announcements');
+  const announcements = new LedgerAnnouncements(subscriber, ctx.keys.ledgerAnnouncements);
+  await announcements.start((head) => fanout.announce(head));
+  const registry = new SseRegistry({ perOwner: streamQuota(settings), perProcess: settings.streamMaxPerProcess, retryAfterSeconds: baseStreamQuota.retryAfterSeconds }, settings.streamHeartbeatMs);
+  const streams: EventStreams = {
+    fanout,
+    registry,
+    stop: async () => {
+      registry.closeAll();
+      fanout.stop();
+      await announcements.stop();
+    },
+  };
+  server.route({ method: 'GET', path: eventStreamRoute.path, handler: (request, h) => openStream(ctx, streams, request, h) });
+  server.route({
+    method: 'POST',
+    path: eventStreamRoute.path,
+    handler: () => {
+      throw new ApiError('method_not_allowed', `${eventStreamRoute.path} is read-only; use GET`);
+    },
+  });
+  // Before the listener stops: a stream never ends by itself, and its socket would keep the listener open until hapi's stop timeout.
+  server.ext('onPreStop', () => registry.closeAll());
+  return streams;
+}

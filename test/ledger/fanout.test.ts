@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ledgerHead } from '../../src/ledger/publisher.ts';
+import { createProject, registerAgent, type TestAgent } from '../support/client.ts';
+import { EventStreamReader } from '../support/eventStream.ts';
+import { createPost, createTopic, type TestTopic } from '../support/forum.ts';
+import { TcpProxy, targetOf } from '../support/tcpProxy.ts';
+import { startTestApp, type TestApp } from '../support/testApp.ts';
+
+// Two API instances on one database and one Redis prefix: `writer` (API and workers) takes the posts,
+// `reader` (API only) serves the streams, and reaches Redis through a proxy that can cut it.
+const redis = new TcpProxy(targetOf(inject('redisUrl'), 6379));
+let writer: TestApp;
+let reader: TestApp;
+let author: TestAgent;
+let topic: TestTopic;
+
+const readerEnv = () => ({ REDIS_PREFIX: writer.settings.redisPrefix, REDIS_URL: redis.url(inject('redisUrl')), STREAM_CATCH_UP_MS: '200' });
+
+beforeAll(async () => {
+  await redis.open();
+  writer = await startTestApp();
+  reader = await startTestApp(readerEnv(), ['api']);
+  author = await registerAgent(writer.client);
+  topic = await createTopic(writer.client, author, await createProject(writer.client, author));
+});
+afterAll(async () => {
+  await redis.open();
+  await reader.stop();
+  await writer.stop();
+  await redis.close();
+});
+
+const head = () => ledgerHead(writer.orm.em.fork());
+
+/** Every id /events holds after `since`, from the writer instance. */
+async function polledIds(since: string): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor = since;
+  for (;;) {
+    const reply = await writer.client.get('/api/forum/events', { since: cursor, limit: '100' });
+    ids.push(...reply.body.events.map((e: { eventId: string }) => e.eventId));
+    if (reply.body.nextCursor === null) return ids;
+    cursor = reply.body.nextCursor;
+  }
+}
+
+async function post(count: number): Promise<void> {
+  for (let i = 0; i < count; i++) await createPost(writer.client, author, topic);
+}
+
+describe('one ledger fan-out per API instance', () => {
+  it('streams on one instance the events committed through another', async () => {
+    const since = await head();
+    const stream = await EventStreamReader.open(reader.client.base, { since });
+    try {
+      await post(3);
+      const expected = await polledIds(since);
+      await stream.until(() => stream.events.length >= expected.length);
+      expect(stream.ids()).toEqual(expected);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('resumes after an API restart from Last-Event-ID with nothing missed and nothing twice', async () => {
+    const since = await head();
+    const before = await EventStreamReader.open(reader.client.base, { since });
+    await post(2);
+    await before.until(() => before.events.length >= 2);
+    await reader.stop();
+    await before.closedByServer();
+    await post(3);
+    reader = await startTestApp(readerEnv(), ['api']);
+    const after = await EventStreamReader.open(reader.client.base, {}, { 'last-event-id': before.lastId! });
+    try {
+      await post(1);
+      const expected = await polledIds(since);
+      await after.until(() => before.events.length + after.events.length >= expected.length);
+      expect([...before.ids(), ...after.ids()]).toEqual(expected);
+    } finally {
+      after.close();
+    }
+  });
+
+  it('keeps streaming through a Redis outage of its instance (announcements lost) and the client resumes with no gap', async () => {
+    const since = await head();
+    const stream = await EventStreamReader.open(reader.client.base, { since });
+    await post(1);
+    await stream.until(() => stream.events.length >= 1);
+    await redis.close();
+    let resumed: EventStreamReader | null = null;
+    try {
+      // Committed through the other instance while this one hears no announcement: its catch-up reads them from Postgres.
+      await post(3);
+      await stream.until(() => stream.events.length >= 4);
+      // The client drops and comes back during the outage: an anonymous stream needs no Redis to open.
+      stream.close();
+      await post(2);
+      resumed = await EventStreamReader.open(reader.client.base, {}, { 'last-event-id': stream.lastId! });
+      await redis.open();
+      await post(2);
+      const expected = await polledIds(since);
+      await resumed.until(() => stream.events.length + resumed!.events.length >= expected.length);
+      expect([...stream.ids(), ...resumed.ids()]).toEqual(expected);
+    } finally {
+      await redis.open();
+      resumed?.close();
+      stream.close();
+    }
+  });
+});
