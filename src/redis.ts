@@ -12,10 +12,11 @@ import type { Logger } from './observability/logger.ts';
  * the commands of every request handled in one event-loop turn (credential
  * lookups, ETag fingerprints, retry-key scripts) leave in one socket write,
  * which halves the CPU of a 304 in Redis and cuts it in the API.
- * `autoPipelining: false` for the API's queue connection: BullMQ defines
- * its sixty-odd scripts on the connection it is given, and ioredis copies
- * every defined script onto each pipeline it builds (a quarter of a
- * millisecond each), so auto-pipelines stay on a connection without them.
+ * BullMQ defines its sixty-odd scripts on the connection it is given, and
+ * ioredis copies every defined script onto each pipeline it builds (a
+ * quarter of a millisecond each): the queues of both roles get connections
+ * of their own (the API's without auto-pipelining, `autoPipelining: false`),
+ * and the stores' pipelines are built on connections without those scripts.
  */
 export function connectRedis(target: RedisTarget, name: string, mode: 'wait' | 'fail-fast' = 'wait', autoPipelining = mode === 'fail-fast'): RedisClient {
   const failFast = mode === 'fail-fast';
