@@ -100,8 +100,9 @@ export async function startTarget(layout: 'single' | 'split', extraEnv: Record<s
   }
   const url = `http://127.0.0.1:${port}`;
   const client = new Client(url);
-  for (let i = 0; i < 100; i++) {
-    if ((await client.get('/readyz').catch(() => null))?.status === 200) break;
+  // A busy machine may take a while to start the service; a bench must not start before it serves.
+  for (let i = 0; (await client.get('/readyz').catch(() => null))?.status !== 200; i++) {
+    if (i === 600) throw new Error('the service did not answer /readyz within a minute');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const pidsOf = (role: string) => children.filter((_, i) => roles[i] === role).map((c) => c.pid ?? 0);
