@@ -200,8 +200,8 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 }
 
-/** Drives the target with autocannon; `next` builds each request. Answers of 400 and above count as errors (a 304 is a success). */
-export async function load(name: string, target: BenchTarget, next: () => BenchRequest, options: { connections: number; seconds: number }): Promise<BenchResult> {
+/** Drives the target with autocannon, as fast as it answers or at `rate` requests/s; `next` builds each request. Answers of 400 and above count as errors (a 304 is a success). */
+export async function load(name: string, target: BenchTarget, next: () => BenchRequest, options: { connections: number; seconds: number; rate?: number }): Promise<BenchResult> {
   const url = target.url;
   const latencies: number[] = [];
   const commandsOf = () => redisCommands(target.redisUrl, target.clusterSeeds, target.watched.redis);
@@ -214,6 +214,8 @@ export async function load(name: string, target: BenchTarget, next: () => BenchR
         url,
         connections: options.connections,
         duration: options.seconds,
+        // A fixed arrival rate compares CPU per request at equal load (batch sizes follow the arrival rate).
+        ...(options.rate ? { overallRate: options.rate } : {}),
         requests: [{ setupRequest: (request) => ({ ...request, ...next() }) }],
       },
       (error, done) => (error ? reject(error) : resolve(done)),
