@@ -12,18 +12,13 @@ import type { Logger } from './observability/logger.ts';
  * the commands of every request handled in one event-loop turn (credential
  * lookups, ETag fingerprints, retry-key scripts) leave in one socket write,
  * which halves the CPU of a 304 in Redis and cuts it in the API.
- * BullMQ defines its sixty-odd scripts on the connection it is given, and
- * ioredis copies every defined script onto each pipeline it builds (a
- * quarter of a millisecond each): the queues of both roles get connections
- * of their own (the API's without auto-pipelining, `autoPipelining: false`),
- * and the stores' pipelines are built on connections without those scripts.
  */
-export function connectRedis(target: RedisTarget, name: string, mode: 'wait' | 'fail-fast' = 'wait', autoPipelining = mode === 'fail-fast'): RedisClient {
+export function connectRedis(target: RedisTarget, name: string, mode: 'wait' | 'fail-fast' = 'wait'): RedisClient {
   const failFast = mode === 'fail-fast';
   const options: RedisOptions = failFast ? { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectionName: name } : { maxRetriesPerRequest: null, connectionName: name };
-  if (target.redisClusterNodes.length === 0) return new Redis(target.redisUrl, { ...options, enableAutoPipelining: autoPipelining });
+  if (target.redisClusterNodes.length === 0) return new Redis(target.redisUrl, { ...options, enableAutoPipelining: failFast });
   // A failover moves slots: commands wait out the redirection briefly, then (fail-fast) answer 503.
-  return new Cluster(target.redisClusterNodes, { redisOptions: options, enableOfflineQueue: !failFast, enableAutoPipelining: autoPipelining, retryDelayOnFailover: 200, retryDelayOnClusterDown: 300, retryDelayOnTryAgain: 200 });
+  return new Cluster(target.redisClusterNodes, { redisOptions: options, enableOfflineQueue: !failFast, enableAutoPipelining: failFast, retryDelayOnFailover: 200, retryDelayOnClusterDown: 300, retryDelayOnTryAgain: 200 });
 }
 
 /** A connection to one Redis node or to a Redis Cluster (REDIS_CLUSTER_NODES). */

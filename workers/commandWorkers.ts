@@ -7,7 +7,7 @@ import { allPartitionQueueNames, MAX_PARTITIONS, queueCounts } from '../src/pipe
 import { currentPosition } from '../src/db/replicas.ts';
 import { encodeReply } from '../src/pipeline/replies.ts';
 import { findResults, GAVE_UP } from '../src/pipeline/results.ts';
-import { queuePrefix, type RedisClient } from '../src/redis.ts';
+import { queuePrefix } from '../src/redis.ts';
 import { settleWithin } from '../src/settle.ts';
 import { afterCommitPipeline } from '../src/store/afterCommit.ts';
 import type { Stores } from '../src/store/stores.ts';
@@ -28,24 +28,21 @@ const commandIds = (commands: Command[]) => commands.map((c) => c.commandId);
 export class CommandWorkers {
   private readonly runtime: Runtime;
   private readonly stores: Stores;
-  /** The queues' own connection: BullMQ's scripts stay off the one the after-commit pipelines are built on (see connectRedis). */
-  private readonly connection: RedisClient;
   private readonly ledger: LedgerPublisherLoop;
   private readonly queues: Queue[] = [];
   private readonly workers: Worker<CommandBatch>[] = [];
   /** Set by the first close(), so a second one waits for the same drain. */
   private closing: Promise<void> | null = null;
 
-  private constructor(runtime: Runtime, stores: Stores, connection: RedisClient) {
+  private constructor(runtime: Runtime, stores: Stores) {
     this.runtime = runtime;
     this.stores = stores;
-    this.connection = connection;
     this.ledger = startLedgerPublisher(runtime.orm, runtime.logger, runtime.health, stores.ledgerMarks);
   }
 
   /** Workers on every partition queue, ready to take jobs. */
-  static async start(runtime: Runtime, stores: Stores, connection: RedisClient): Promise<CommandWorkers> {
-    const pool = new CommandWorkers(runtime, stores, connection);
+  static async start(runtime: Runtime, stores: Stores): Promise<CommandWorkers> {
+    const pool = new CommandWorkers(runtime, stores);
     // Every queue, not only the first PARTITIONS: an API with another count may have filled the rest.
     await Promise.all(allPartitionQueueNames(MAX_PARTITIONS).map((name) => pool.listen(name)));
     await Promise.all(pool.workers.map((worker) => worker.waitUntilReady()));
@@ -54,8 +51,7 @@ export class CommandWorkers {
   }
 
   private async listen(name: string): Promise<void> {
-    const { settings, logger } = this.runtime;
-    const redis = this.connection;
+    const { settings, redis, logger } = this.runtime;
     const prefix = queuePrefix(settings);
     const queue = new Queue(name, { connection: redis, prefix });
     queue.on('error', () => {}); // reported by the connection's watcher, once per outage

@@ -19,7 +19,7 @@ import { storesOn } from '../store/stores.ts';
 
 export interface ApiRole {
   server: Server;
-  /** Drains (see drainAndStop), then closes the reply channel, the queues and the API's Redis connections. */
+  /** Drains (see drainAndStop), then closes the reply channel, the queues and the API's Redis connection. */
   stop(): Promise<void>;
 }
 
@@ -48,12 +48,8 @@ export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
   runtime.health.watchRedis(subscriber, 'replies');
   const replies = new ReplyListener(subscriber, stores.keys.replyChannel(randomUUID()));
   await replies.start();
-  // The partition queues on a connection of their own, kept out of the stores' auto-pipelines (see connectRedis).
-  const queues = connectRedis(settings, 'agora-queues', 'fail-fast', false);
-  runtime.health.watchRedis(queues, 'queues');
-  await redisReady(queues);
   const dispatcher = new Dispatcher({
-    connection: queues,
+    connection: redis,
     prefix: queuePrefix(settings),
     partitions: settings.partitions,
     timeoutMs: settings.commandTimeoutMs,
@@ -74,7 +70,6 @@ export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
       await replies.stop();
       await dispatcher.close();
       await replicas.close();
-      await closeRedis(queues);
       await closeRedis(redis);
     },
   };
