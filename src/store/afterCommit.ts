@@ -12,9 +12,11 @@ type Commands = Record<string, (...args: unknown[]) => Promise<unknown>>;
  * real pipeline: one round trip, run in order. Under Redis Cluster a
  * pipeline must stay on one node, and these keys span many: exec() groups
  * the writes by the node serving each key's slot and sends each group as a
- * pipeline of its own, all at once, and publishes the replies (one more
- * pipeline) only once every write is in place: a client that hears its
- * reply still finds its result stored.
+ * pipeline of its own, all at once, and publishes the replies only once
+ * every write is in place: a client that hears its reply still finds its
+ * result stored. The replies go one command each, as before: a pipeline of
+ * PUBLISHes would go to a random node, which may be the master a failover
+ * just killed, while a single command is redirected by the cluster client.
  */
 export function afterCommitPipeline(redis: RedisClient): ChainableCommander {
   if (!isCluster(redis)) return redis.pipeline();
@@ -25,7 +27,7 @@ export function afterCommitPipeline(redis: RedisClient): ChainableCommander {
       if (name === 'exec') {
         return async () => {
           await Promise.all(groupByNode(redis, writes).map((group) => sendTogether(redis, group)));
-          return sendTogether(redis, replies);
+          return Promise.all(replies.map(([, [channel, message]]) => redis.publish(String(channel), String(message)).then((n) => [null, n])));
         };
       }
       return (...args: unknown[]) => {
