@@ -1,64 +1,79 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import autocannon from 'autocannon';
-import { Redis } from 'ioredis';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { deleteKeys } from '../test/support/testApp.ts';
 import { openOrm } from '../src/db/orm.ts';
+import { closeRedis, connectRedis } from '../src/redis.ts';
 import { Client } from '../test/support/client.ts';
-import { cpuBetween, snapshot, type ProcessGroup } from './processCpu.ts';
+import { freePort } from '../scripts/chaos/services.ts';
+import { postmasters, redisCommands, redisNodes } from './engines.ts';
+import { cpuBetween, snapshot, type ProcessGroup, type Watched } from './processCpu.ts';
 
 /** The service under load, in its own processes, on a database of its own. */
 export interface BenchTarget {
   client: Client;
   url: string;
   databaseUrl: string;
-  /** The service's processes; in the single layout one process is both roles (counted as api). */
-  pids: Record<'api' | 'worker', number[]>;
+  /** The bench database on each streaming replica (DATABASE_REPLICA_URLS), if any. */
+  replicaUrls: string[];
+  /** REDIS_URL, or the cluster's seeds (REDIS_CLUSTER_NODES) when set. */
+  redisUrl: string;
+  clusterSeeds: string[];
+  /** The processes whose CPU counts: the service's (in the single layout one process is both roles, counted as api), each Postgres server, each Redis node. */
+  watched: Watched;
   stop(): Promise<void>;
 }
 
-async function asAdmin(databaseUrl: string, statements: string[]): Promise<void> {
-  const url = new URL(databaseUrl);
-  url.pathname = '/postgres';
-  const admin = await openOrm(url.toString(), { poolMax: 1 });
-  for (const statement of statements) await admin.em.fork().execute(statement);
-  await admin.close();
+async function onServer(databaseUrl: string, statement: string): Promise<void> {
+  const admin = await openOrm(Object.assign(new URL(databaseUrl), { pathname: '/postgres' }).toString(), { poolMax: 1 });
+  try {
+    await admin.em.fork().execute(statement);
+  } finally {
+    await admin.close();
+  }
 }
 
 async function freshDatabase(baseUrl: string, name: string): Promise<string> {
-  await asAdmin(baseUrl, [`drop database if exists "${name}" with (force)`, `create database "${name}"`]);
-  const url = new URL(baseUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  await onServer(baseUrl, `create database "${name}"`);
+  return Object.assign(new URL(baseUrl), { pathname: `/${name}` }).toString();
 }
 
-async function dropDatabase(databaseUrl: string): Promise<void> {
-  await asAdmin(databaseUrl, [`drop database if exists "${new URL(databaseUrl).pathname.slice(1)}" with (force)`]);
-}
+const dropDatabase = (databaseUrl: string) => onServer(databaseUrl, `drop database if exists "${new URL(databaseUrl).pathname.slice(1)}" with (force)`);
 
-/** A port nothing listens on now, so that two bench runs on one machine never answer each other's load. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+/**
+ * Where the engines are: the environment's DATABASE_URL, DATABASE_REPLICA_URLS,
+ * REDIS_URL and REDIS_CLUSTER_NODES, or with BENCH_TOPOLOGY=1 those of the
+ * topology `npm run topology -- up` started (TOPOLOGY_DIR/state.json).
+ */
+function engineEnv(): Record<string, string | undefined> {
+  if (!process.env.BENCH_TOPOLOGY) return process.env;
+  const state = JSON.parse(readFileSync(join(process.env.TOPOLOGY_DIR ?? '.topology', 'state.json'), 'utf8')) as { env?: Record<string, string> };
+  if (!state.env) throw new Error('BENCH_TOPOLOGY: the topology is not up (npm run topology -- up)');
+  return { ...process.env, ...state.env };
 }
 
 /**
  * `split` runs the api role and `workers` worker processes apart (as
  * deployed at scale); `single` runs `npm start`'s one process with both roles.
+ * BENCH_CPU_PROF=<folder> makes every service process write a V8 CPU profile there when it stops.
  */
 export async function startTarget(layout: 'single' | 'split', extraEnv: Record<string, string> = {}, workers = 1): Promise<BenchTarget> {
+  // A port and a database of its own: other benches may run on this machine at the same time.
   const port = await freePort();
-  // A database of its own per run, dropped at the end: runs may overlap on one machine.
+  const engines = engineEnv();
   const databaseName = `agora_bench_${randomBytes(4).toString('hex')}`;
-  const databaseUrl = await freshDatabase(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/forum', databaseName);
+  const databaseUrl = await freshDatabase(engines.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/forum', databaseName);
+  const replicaUrls = (engines.DATABASE_REPLICA_URLS ?? '').split(',').filter(Boolean).map((replica) => Object.assign(new URL(replica), { pathname: `/${databaseName}` }).toString());
+  const redisUrl = engines.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const clusterSeeds = (engines.REDIS_CLUSTER_NODES ?? '').split(',').filter(Boolean);
   const env = {
-    ...process.env,
+    ...engines,
     DATABASE_URL: databaseUrl,
-    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    DATABASE_REPLICA_URLS: replicaUrls.join(','),
+    REDIS_URL: redisUrl,
+    REDIS_CLUSTER_NODES: clusterSeeds.join(','),
     REDIS_PREFIX: `bench-${randomBytes(4).toString('hex')}`,
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -68,36 +83,49 @@ export async function startTarget(layout: 'single' | 'split', extraEnv: Record<s
     METRICS_PORT: '0',
     ...extraEnv,
   };
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const roles = layout === 'single' ? ['all'] : [...Array.from({ length: workers }, () => 'worker'), 'api'];
   const children: ChildProcess[] = [];
   for (const role of roles) {
-    const child = spawn(process.execPath, ['src/main.ts', role], { env, stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 'inherit' : 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [...profile, 'src/main.ts', role], { env, stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 'inherit' : 'ignore', 'inherit'] });
     // A role that dies at start (port taken, bad settings) must stop the run, not leave it timing out.
     child.once('exit', (code) => {
       if (code !== 0 && code !== null) throw new Error(`the ${role} process exited with code ${code}`);
     });
     children.push(child);
+    // However the bench ends, its service processes end with it.
+    process.once('exit', () => child.kill('SIGKILL'));
     // Migrations run on start; let the first process finish them before the next starts.
     await new Promise((resolve) => setTimeout(resolve, 1500));
   }
   const url = `http://127.0.0.1:${port}`;
   const client = new Client(url);
-  for (let i = 0; i < 100; i++) {
-    if ((await client.get('/readyz').catch(() => null))?.status === 200) break;
+  // A busy machine may take a while to start the service; a bench must not start before it serves.
+  for (let i = 0; (await client.get('/readyz').catch(() => null))?.status !== 200; i++) {
+    if (i === 600) throw new Error('the service did not answer /readyz within a minute');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const pidsOf = (role: string) => children.filter((_, i) => roles[i] === role).map((c) => c.pid ?? 0);
   return {
     client,
     url,
-    pids: { api: [...pidsOf('api'), ...pidsOf('all')], worker: pidsOf('worker') },
     databaseUrl,
+    replicaUrls,
+    redisUrl,
+    clusterSeeds,
+    watched: {
+      api: [...pidsOf('api'), ...pidsOf('all')],
+      worker: pidsOf('worker'),
+      postmasters: await postmasters(databaseUrl, replicaUrls),
+      redis: await redisNodes(redisUrl, clusterSeeds),
+    },
     stop: async () => {
       for (const child of children) child.removeAllListeners('exit').kill('SIGTERM');
       await Promise.all(children.map((c) => new Promise((resolve) => c.once('exit', resolve))));
-      const redis = new Redis(env.REDIS_URL);
+      const redis = connectRedis({ redisUrl, redisClusterNodes: clusterSeeds.map((seed) => ({ host: seed.split(':')[0] as string, port: Number(seed.split(':')[1]) })) }, 'bench');
       await deleteKeys(redis, `${env.REDIS_PREFIX}:*`);
-      await redis.quit();
+      await deleteKeys(redis, `{${env.REDIS_PREFIX}}:*`);
+      await closeRedis(redis);
       await dropDatabase(databaseUrl);
     },
   };
@@ -120,8 +148,12 @@ export interface BenchResult {
   errors: number;
   /** CPU milliseconds per completed request, per process group, over the load window. */
   cpuPerRequest: Record<ProcessGroup, number>;
-  /** Postgres work per completed request (pg_stat counters of the bench database). */
+  /** Per Redis node (by port): its role, CPU milliseconds and commands executed per completed request. */
+  redisPerRequest: { port: number; role: string; cpu: number; commands: number }[];
+  /** Postgres work per completed request (pg_stat counters of the bench database on the primary). */
   pgPerRequest: PgWork;
+  /** Transactions the replicas committed per completed request (the reads they served). */
+  replicaCommitsPerRequest: number;
 }
 
 /** Cumulative Postgres counters of one database: commits, rows written, index and sequential scans. */
@@ -147,17 +179,34 @@ async function pgWork(databaseUrl: string): Promise<PgWork> {
   }
 }
 
+/** Commits of every replica (a standby counts its read-only transactions). */
+async function replicaCommits(replicaUrls: string[]): Promise<number> {
+  const counts = await Promise.all(
+    replicaUrls.map(async (url) => {
+      const orm = await openOrm(url, { poolMax: 1 });
+      try {
+        const [row] = await orm.em.fork().execute<{ commits: string }[]>('select xact_commit as commits from pg_stat_database where datname = current_database()');
+        return Number(row?.commits);
+      } finally {
+        await orm.close();
+      }
+    }),
+  );
+  return counts.reduce((sum, n) => sum + n, 0);
+}
+
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 }
 
-/** Drives the target with autocannon; `next` builds each request. Answers of 400 and above count as errors (a 304 is a success). */
-export async function load(name: string, target: Pick<BenchTarget, 'url' | 'pids' | 'databaseUrl'>, next: () => BenchRequest, options: { connections: number; seconds: number }): Promise<BenchResult> {
+/** Drives the target with autocannon, as fast as it answers or at `rate` requests/s; `next` builds each request. Answers of 400 and above count as errors (a 304 is a success). */
+export async function load(name: string, target: BenchTarget, next: () => BenchRequest, options: { connections: number; seconds: number; rate?: number }): Promise<BenchResult> {
   const url = target.url;
   const latencies: number[] = [];
-  const pgBefore = await pgWork(target.databaseUrl);
-  const before = snapshot(target.pids);
+  const commandsOf = () => redisCommands(target.redisUrl, target.clusterSeeds, target.watched.redis);
+  const [pgBefore, replicaBefore, commandsBefore] = await Promise.all([pgWork(target.databaseUrl), replicaCommits(target.replicaUrls), commandsOf()]);
+  const before = snapshot(target.watched);
   let failed = 0;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
@@ -165,6 +214,8 @@ export async function load(name: string, target: Pick<BenchTarget, 'url' | 'pids
         url,
         connections: options.connections,
         duration: options.seconds,
+        // A fixed arrival rate compares CPU per request at equal load (batch sizes follow the arrival rate).
+        ...(options.rate ? { overallRate: options.rate } : {}),
         requests: [{ setupRequest: (request) => ({ ...request, ...next() }) }],
       },
       (error, done) => (error ? reject(error) : resolve(done)),
@@ -174,13 +225,14 @@ export async function load(name: string, target: Pick<BenchTarget, 'url' | 'pids
       if (status >= 400) failed++;
     });
   });
-  const cpu = cpuBetween(before, snapshot(target.pids));
+  const cpu = cpuBetween(before, snapshot(target.watched));
+  const commandsAfter = await commandsOf();
   // Backends publish their counters when idle, at most once a second.
   await new Promise((resolve) => setTimeout(resolve, 1500));
-  const pgAfter = await pgWork(target.databaseUrl);
+  const [pgAfter, replicaAfter] = await Promise.all([pgWork(target.databaseUrl), replicaCommits(target.replicaUrls)]);
   latencies.sort((a, b) => a - b);
   const completed = result.requests.total;
-  const perRequest = (ms: number) => (completed > 0 ? ms / completed : 0);
+  const perRequest = (amount: number) => (completed > 0 ? amount / completed : 0);
   return {
     name,
     requests: completed,
@@ -189,24 +241,14 @@ export async function load(name: string, target: Pick<BenchTarget, 'url' | 'pids
     p95: percentile(latencies, 95),
     p99: percentile(latencies, 99),
     errors: failed + result.errors + result.timeouts,
-    cpuPerRequest: { api: perRequest(cpu.api), worker: perRequest(cpu.worker), postgres: perRequest(cpu.postgres), redis: perRequest(cpu.redis) },
+    cpuPerRequest: Object.fromEntries(Object.entries(cpu.groups).map(([group, ms]) => [group, perRequest(ms)])) as Record<ProcessGroup, number>,
+    redisPerRequest: target.watched.redis.map(({ port, role }) => ({
+      port,
+      role,
+      cpu: perRequest(cpu.labels.get(String(port)) ?? 0),
+      commands: perRequest((commandsAfter.get(port) ?? 0) - (commandsBefore.get(port) ?? 0)),
+    })),
     pgPerRequest: Object.fromEntries(Object.entries(pgAfter).map(([k, v]) => [k, perRequest(v - pgBefore[k as keyof PgWork])])) as unknown as PgWork,
+    replicaCommitsPerRequest: perRequest(replicaAfter - replicaBefore),
   };
-}
-
-export function report(results: BenchResult[]): void {
-  console.log('| scenario | requests | req/s | p50 ms | p95 ms | p99 ms | errors | CPU ms/req: api | worker | postgres | redis |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
-  for (const r of results) {
-    const cpu = r.cpuPerRequest;
-    console.log(
-      `| ${r.name} | ${r.requests} | ${r.requestsPerSecond} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.errors} | ${cpu.api.toFixed(3)} | ${cpu.worker.toFixed(3)} | ${cpu.postgres.toFixed(3)} | ${cpu.redis.toFixed(3)} |`,
-    );
-  }
-  console.log('\n| scenario | Postgres per request: commits | rows inserted | rows updated | index scans | seq scans |');
-  console.log('|---|---|---|---|---|---|');
-  for (const r of results) {
-    const pg = r.pgPerRequest;
-    console.log(`| ${r.name} | ${pg.commits.toFixed(2)} | ${pg.inserted.toFixed(2)} | ${pg.updated.toFixed(2)} | ${pg.indexScans.toFixed(2)} | ${pg.seqScans.toFixed(3)} |`);
-  }
 }

@@ -1,62 +1,80 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import type { Postmaster, RedisNode } from './engines.ts';
 
 /**
  * CPU time of the processes a scenario loads, from /proc/<pid>/stat (user +
- * system ticks): the service's own processes by pid, and every Postgres and
- * Redis process by name (Postgres forks one backend per connection).
+ * system ticks): the service's own processes by pid, each Postgres server
+ * as its postmaster and every process it forked (one backend per
+ * connection, WAL sender and receiver, startup/replay), each Redis node by
+ * its pid.
  */
-export type ProcessGroup = 'api' | 'worker' | 'postgres' | 'redis';
-export type CpuTicks = Record<ProcessGroup, number>;
+export type ProcessGroup = 'api' | 'worker' | 'pgPrimary' | 'pgReplica' | 'redisMasters' | 'redisReplicas';
+export const processGroups: ProcessGroup[] = ['api', 'worker', 'pgPrimary', 'pgReplica', 'redisMasters', 'redisReplicas'];
+
+/** What one snapshot watches. */
+export interface Watched {
+  api: number[];
+  worker: number[];
+  postmasters: Postmaster[];
+  redis: RedisNode[];
+}
 
 const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
 
-/** utime + stime of one process, or 0 once it is gone. */
-function ticksOf(pid: number): number {
+/** The fields of /proc/<pid>/stat after the command name (which may hold spaces), or null once the process is gone. */
+function statOf(pid: number | string): string[] | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name may hold spaces: fields count from the closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
-    return 0;
+    return null;
   }
 }
 
-function pidsNamed(name: string): number[] {
-  const out: number[] = [];
+/** utime + stime; 0 once the process is gone. */
+function ticksOf(fields: string[] | null): number {
+  return fields ? Number(fields[11]) + Number(fields[12]) : 0;
+}
+
+/** Every process whose parent is one of `parents`, with its parent. */
+function childrenOf(parents: Set<number>): [pid: number, parent: number][] {
+  const out: [number, number][] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === name) out.push(Number(entry));
-    } catch {
-      // Gone between readdir and read.
-    }
+    const parent = Number(statOf(entry)?.[1]);
+    if (parents.has(parent)) out.push([Number(entry), parent]);
   }
   return out;
 }
 
 /**
  * A snapshot per pid, so a Postgres backend that starts during the window
- * counts from zero and one that ends keeps what it had used.
+ * counts from zero and one that ends keeps what it had used. `label` names
+ * the Redis node (its port) for the per-node table.
  */
-export type CpuSnapshot = Map<number, { group: ProcessGroup; ticks: number }>;
+export type CpuSnapshot = Map<number, { group: ProcessGroup; label: string; ticks: number }>;
 
-export function snapshot(service: Record<'api' | 'worker', number[]>): CpuSnapshot {
+export function snapshot(watched: Watched): CpuSnapshot {
   const out: CpuSnapshot = new Map();
-  const add = (group: ProcessGroup, pids: number[]) => {
-    for (const pid of pids) out.set(pid, { group, ticks: ticksOf(pid) });
-  };
-  add('api', service.api);
-  add('worker', service.worker);
-  add('postgres', pidsNamed('postgres'));
-  add('redis', pidsNamed('redis-server'));
+  const add = (pid: number, group: ProcessGroup, label: string = group) => out.set(pid, { group, label, ticks: ticksOf(statOf(pid)) });
+  for (const pid of watched.api) add(pid, 'api');
+  for (const pid of watched.worker) add(pid, 'worker');
+  const pgGroup = new Map(watched.postmasters.map(({ pid, role }) => [pid, role === 'primary' ? 'pgPrimary' : 'pgReplica'] as const));
+  for (const [pid, group] of pgGroup) add(pid, group);
+  for (const [pid, parent] of childrenOf(new Set(pgGroup.keys()))) add(pid, pgGroup.get(parent) as ProcessGroup);
+  for (const node of watched.redis) add(node.pid, node.role === 'master' ? 'redisMasters' : 'redisReplicas', String(node.port));
   return out;
 }
 
-/** Milliseconds of CPU per group between two snapshots. */
-export function cpuBetween(before: CpuSnapshot, after: CpuSnapshot): Record<ProcessGroup, number> {
-  const ms: Record<ProcessGroup, number> = { api: 0, worker: 0, postgres: 0, redis: 0 };
-  for (const [pid, { group, ticks }] of after) ms[group] += ((ticks - (before.get(pid)?.ticks ?? 0)) * 1000) / ticksPerSecond;
-  return ms;
+/** Milliseconds of CPU between two snapshots, per group and per label. */
+export function cpuBetween(before: CpuSnapshot, after: CpuSnapshot): { groups: Record<ProcessGroup, number>; labels: Map<string, number> } {
+  const groups = Object.fromEntries(processGroups.map((group) => [group, 0])) as Record<ProcessGroup, number>;
+  const labels = new Map<string, number>();
+  for (const [pid, { group, label, ticks }] of after) {
+    const ms = ((ticks - (before.get(pid)?.ticks ?? 0)) * 1000) / ticksPerSecond;
+    groups[group] += ms;
+    labels.set(label, (labels.get(label) ?? 0) + ms);
+  }
+  return { groups, labels };
 }

@@ -1,21 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import { createProject, registerAgent, type TestAgent } from '../test/support/client.ts';
-import { load, report, startTarget, type BenchRequest, type BenchResult } from './harness.ts';
+import { load, startTarget, type BenchRequest, type BenchResult } from './harness.ts';
 import { readScenarios } from './reads.ts';
+import { report } from './report.ts';
 
 /**
  * `npm run bench [-- scenario...]`: many agents writing through the public
  * HTTP API at once. Prints per scenario requests/s, latency percentiles,
- * errors, CPU milliseconds per request of the api, worker, Postgres and
- * Redis processes (/proc), and Postgres work per request (pg_stat). BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_AGENTS and
- * BENCH_LAYOUT (single | split) and BENCH_WORKERS (worker processes when
- * split), BENCH_LOG_LEVEL (shows the service processes' logs) tune the run.
+ * errors, CPU milliseconds per request of the api, worker, Postgres primary
+ * and replica and each Redis node (/proc), Redis commands per request
+ * (INFO commandstats) and Postgres work per request (pg_stat).
+ * BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_AGENTS, BENCH_LAYOUT (single |
+ * split), BENCH_WORKERS (worker processes when split), BENCH_RATE (a fixed
+ * arrival rate, requests/s, instead of as fast as answered) and
+ * BENCH_LOG_LEVEL (shows the service processes' logs) tune the run; BENCH_TOPOLOGY=1 runs
+ * on the engines of `npm run topology -- up` (see bench/harness.ts).
  */
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const agentCount = Number(process.env.BENCH_AGENTS ?? 50);
 const layout = process.env.BENCH_LAYOUT === 'split' ? 'split' : 'single';
 const workers = Number(process.env.BENCH_WORKERS ?? 1);
+const rate = Number(process.env.BENCH_RATE ?? 0);
 
 const target = await startTarget(layout, {}, workers);
 const agents: TestAgent[] = [];
@@ -117,9 +123,11 @@ const chosen = asked.filter((name) => name in scenarios);
 const results: BenchResult[] = [];
 for (const name of chosen.length > 0 ? chosen : Object.keys(scenarios)) {
   if (name === 'conditional-reads' || name === 'mixed') await refreshPollEtags();
-  results.push(await load(name, target, scenarios[name] as () => BenchRequest, { connections, seconds }));
+  results.push(await load(name, target, scenarios[name] as () => BenchRequest, { connections, seconds, rate }));
 }
 await target.stop();
-console.log(`layout=${layout}${layout === 'split' ? ` workers=${workers}` : ' (the api column is the one process with both roles)'} connections=${connections} agents=${agentCount} seconds=${seconds} node=${process.version}`);
+const redis = target.clusterSeeds.length > 0 ? `Redis Cluster (${target.watched.redis.length} nodes)` : 'one Redis';
+const postgres = target.replicaUrls.length > 0 ? `Postgres primary + ${target.replicaUrls.length} replica(s)` : 'one Postgres';
+console.log(`layout=${layout}${layout === 'split' ? ` workers=${workers}` : ' (the api column is the one process with both roles)'} ${redis}, ${postgres} connections=${connections}${rate ? ` rate=${rate}/s` : ''} agents=${agentCount} seconds=${seconds} node=${process.version}`);
 report(results);
 process.exit(0);

@@ -25,7 +25,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const topicSlug = 'general';
 
 const target = await startTarget('split', { STREAM_MAX_PER_PROCESS: String(streamCount * 2) }, 1);
-const apiPid = target.pids.api[0] ?? 0;
+const apiPid = target.watched.api[0] ?? 0;
 const agents: TestAgent[] = [];
 for (let i = 0; i < 50; i++) agents.push(await registerAgent(target.client));
 const projects: string[] = [];
@@ -127,7 +127,7 @@ interface Posting {
 
 /** Posts for `seconds`, at `overallRate` posts/s (or as fast as `connections` go), counting the API process's CPU. */
 async function posting(bench: BenchTarget, overallRate?: number): Promise<Posting> {
-  const before = snapshot(bench.pids);
+  const before = snapshot(bench.watched);
   let errors = 0;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
@@ -138,8 +138,8 @@ async function posting(bench: BenchTarget, overallRate?: number): Promise<Postin
       if (status >= 400) errors++;
     });
   });
-  const cpu = cpuBetween(before, snapshot(bench.pids));
-  return { posts: result.requests.total, postsPerSecond: Math.round(result.requests.total / seconds), errors: errors + result.errors + result.timeouts, apiCpuMs: cpu.api };
+  const cpu = cpuBetween(before, snapshot(bench.watched));
+  return { posts: result.requests.total, postsPerSecond: Math.round(result.requests.total / seconds), errors: errors + result.errors + result.timeouts, apiCpuMs: cpu.groups.api };
 }
 
 function percentile(sorted: number[], p: number): number {
