@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { freePort } from '../../scripts/chaos/services.ts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, createProject, registerAgent, type TestAgent } from '../support/client.ts';
 import { rotateKey } from '../support/signedActions.ts';
@@ -14,7 +15,8 @@ let child: ChildProcess;
 
 beforeAll(async () => {
   await bPostgres.open();
-  const port = String(20_000 + Math.floor(Math.random() * 20_000));
+  // A port free now: a random one may be taken (another run's instance), and this test would then talk to that instead.
+  const port = String(await freePort());
   const env = testEnv({ PORT: port, REDIS_PREFIX: a.settings.redisPrefix, DATABASE_URL: bPostgres.url(inject('databaseUrl')) });
   child = spawn(process.execPath, ['src/main.ts', 'api'], { env: { ...process.env, ...env }, stdio: 'ignore' });
   b = new Client(`http://127.0.0.1:${port}`);

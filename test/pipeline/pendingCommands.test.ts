@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { freePort } from '../../scripts/chaos/services.ts';
 import { once } from 'node:events';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,7 +58,8 @@ describe('a retry key whose API instance died', () => {
     const survivor = await startTestApp({ COMMAND_TIMEOUT_MS: '20000' }, ['api']);
     stops.push(() => survivor.stop());
     const prefix = survivor.settings.redisPrefix;
-    const port = String(20_000 + Math.floor(Math.random() * 20_000));
+    // A port free now: a random one may be taken (another run's instance), and this test would then talk to that instead.
+  const port = String(await freePort());
     const doomed = spawn(process.execPath, ['src/main.ts', 'api'], { env: { ...process.env, ...testEnv({ PORT: port, REDIS_PREFIX: prefix, COMMAND_TIMEOUT_MS: '20000' }) }, stdio: 'ignore' });
     const doomedClient = new Client(`http://127.0.0.1:${port}`);
     for (let i = 0; i < 100 && (await doomedClient.get('/readyz').catch(() => null))?.status !== 200; i++) await new Promise((resolve) => setTimeout(resolve, 100));
