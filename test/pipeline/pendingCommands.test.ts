@@ -59,7 +59,7 @@ describe('a retry key whose API instance died', () => {
     stops.push(() => survivor.stop());
     const prefix = survivor.settings.redisPrefix;
     // A port free now: a random one may be taken (another run's instance), and this test would then talk to that instead.
-  const port = String(await freePort());
+    const port = String(await freePort());
     const doomed = spawn(process.execPath, ['src/main.ts', 'api'], { env: { ...process.env, ...testEnv({ PORT: port, REDIS_PREFIX: prefix, COMMAND_TIMEOUT_MS: '20000' }) }, stdio: 'ignore' });
     const doomedClient = new Client(`http://127.0.0.1:${port}`);
     for (let i = 0; i < 100 && (await doomedClient.get('/readyz').catch(() => null))?.status !== 200; i++) await new Promise((resolve) => setTimeout(resolve, 100));
