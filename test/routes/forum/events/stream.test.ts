@@ -39,9 +39,11 @@ describe('the live event stream', () => {
       for (let i = 0; i < 5; i++) await createPost(t.client, late.owner, late);
       const expected = await polled(since);
       await stream.until(() => stream.events.length >= expected.length);
-      expect(stream.events.map((e) => e.data)).toEqual(expected);
-      expect(stream.ids()).toEqual(expected.map((e) => e.eventId));
-      expect(stream.events.map((e) => e.event)).toEqual(expected.map((e) => e.type));
+      // Other test files write to the same ledger: events after the poll may follow, never come between.
+      const first = stream.events.slice(0, expected.length);
+      expect(first.map((e) => e.data)).toEqual(expected);
+      expect(stream.ids().slice(0, expected.length)).toEqual(expected.map((e) => e.eventId));
+      expect(first.map((e) => e.event)).toEqual(expected.map((e) => e.type));
       expect(stream.response.headers['content-type']).toMatch(/^text\/event-stream/);
       expect(stream.response.headers['content-encoding']).toBeUndefined();
       expect(stream.retryMs).toBe(1000);
@@ -57,7 +59,7 @@ describe('the live event stream', () => {
       await projectWithTopic();
       const expected = await polled(since, { view: 'full' });
       await stream.until(() => stream.events.length >= expected.length);
-      expect(stream.events.map((e) => e.data)).toEqual(expected);
+      expect(stream.events.slice(0, expected.length).map((e) => e.data)).toEqual(expected);
       expect(stream.events.find((e) => e.event === 'project.created')?.data.leafHash).toEqual(expect.any(String));
     } finally {
       stream.close();
@@ -75,7 +77,7 @@ describe('the live event stream', () => {
     try {
       const expected = await polled(since);
       await second.until(() => first.events.length + second.events.length >= expected.length);
-      expect([...first.ids(), ...second.ids()]).toEqual(expected.map((e) => e.eventId));
+      expect([...first.ids(), ...second.ids()].slice(0, expected.length)).toEqual(expected.map((e) => e.eventId));
     } finally {
       second.close();
     }
@@ -88,7 +90,7 @@ describe('the live event stream', () => {
     const stream = await open({ since }, { 'last-event-id': all[0].eventId });
     try {
       await stream.until(() => stream.events.length >= all.length - 1);
-      expect(stream.ids()).toEqual(all.slice(1).map((e) => e.eventId));
+      expect(stream.ids().slice(0, all.length - 1)).toEqual(all.slice(1).map((e) => e.eventId));
     } finally {
       stream.close();
     }
@@ -109,8 +111,8 @@ describe('the live event stream', () => {
       const expectedByTopic = await polled(since, { projectSlug: watched.projectSlug, topicSlug: watched.topicSlug });
       await byType.until(() => byType.events.length >= expectedByType.length);
       await byTopic.until(() => byTopic.events.length >= expectedByTopic.length);
-      expect(byType.events.map((e) => e.data)).toEqual(expectedByType);
-      expect(byTopic.events.map((e) => e.data)).toEqual(expectedByTopic);
+      expect(byType.events.slice(0, expectedByType.length).map((e) => e.data)).toEqual(expectedByType);
+      expect(byTopic.events.slice(0, expectedByTopic.length).map((e) => e.data)).toEqual(expectedByTopic);
       expect(expectedByTopic.every((e) => e.topicSlug === watched.topicSlug)).toBe(true);
     } finally {
       byType.close();
