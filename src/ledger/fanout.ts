@@ -1,5 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { findRows } from '../db/rows.ts';
 import { LedgerEvent } from '../entities/ledgerEvent.ts';
+import { decodeAnnouncement } from './announcement.ts';
 import { ledgerHead } from './publisher.ts';
 
 /** One published event as an API process fans it out: read once, encoded once per view for all its streams. */
@@ -25,12 +27,15 @@ export interface FanoutOptions {
 
 /**
  * One per API process: follows the ledger's head and hands every event past
- * it to the process's event streams. Announcements (the head, from the
- * publishers through Redis pub/sub) only say how far to read: the events
- * themselves come from Postgres, as the range after the last one fanned out,
- * so a lost announcement costs latency, never an event. A timer reads the
- * head from Postgres while streams are open, which bounds that latency and
- * carries the streams through a Redis outage.
+ * it to the process's event streams. An announcement (from the publishers
+ * through Redis pub/sub) carries the new head and, usually, the events of the
+ * publication that raised it: when those follow the last event fanned out
+ * they are handed on as they are. Otherwise (a lost or skipped announcement,
+ * one published without its events, a pump already reading) the events come
+ * from Postgres, as the range after the last one fanned out, so a lost
+ * announcement costs latency, never an event. A timer reads the head from
+ * Postgres while streams are open, which bounds that latency and carries the
+ * streams through a Redis outage.
  */
 export class LedgerFanout {
   private readonly root: EntityManager;
@@ -97,10 +102,18 @@ export class LedgerFanout {
     }
   }
 
-  /** An announced head (a decimal event id); anything else is ignored. */
-  announce(head: string): void {
-    if (!/^[0-9]{1,19}$/.test(head)) return;
-    this.raise(BigInt(head));
+  /** An announcement (src/ledger/announcement.ts); anything else is ignored. */
+  announce(message: string): void {
+    const announcement = decodeAnnouncement(message);
+    if (!announcement) return;
+    const { head, events } = announcement;
+    // Its events are the next ones and no read is under way (which would hand them too): no need to read them back.
+    if (events && !this.pumping && BigInt(events[0]!.eventId) === this.fanned + 1n) {
+      this.fanned = head;
+      if (this.keys.size > 0) this.hand(events.map((row) => ({ id: BigInt(row.eventId), row, encoded: new Map<string, string>() })));
+    }
+    // Reads whatever a higher target (the catch-up's) still leaves unfanned.
+    this.raise(head);
   }
 
   private async catchUp(): Promise<void> {
@@ -151,9 +164,7 @@ export class LedgerFanout {
 
   private async readAfterFanned(): Promise<LedgerEvent[] | null> {
     try {
-      return await this.root
-        .fork()
-        .find(LedgerEvent, { eventId: { $gt: this.fanned.toString(), $lte: this.target.toString() } }, { orderBy: { eventId: 'asc' }, limit: this.options.batch });
+      return await findRows(this.root.fork(), LedgerEvent, { eventId: { $gt: this.fanned.toString(), $lte: this.target.toString() } }, { orderBy: { eventId: 'asc' }, limit: this.options.batch });
     } catch (error) {
       this.options.onError?.(error);
       return null;

@@ -39,10 +39,11 @@ interface PendingRow {
   next_leaf: number | null;
 }
 
-/** What one publication did: how many rows it published and the ledger head after it. */
+/** What one publication did: how many rows it published, the ledger head after it, and the events it published (in id order). */
 export interface Publication {
   count: number;
   head: string;
+  events: LedgerEvent[];
 }
 
 /**
@@ -72,11 +73,11 @@ export async function publishBatch(tx: EntityManager, limit: number, mode: LockM
   });
   const rows = read.pending as PendingRow[];
   let next = BigInt((read.head[0] as { head: string }).head);
-  if (rows.length === 0) return { count: 0, head: next.toString() };
+  if (rows.length === 0) return { count: 0, head: next.toString(), events: [] };
 
   const sizes = new Map<string, number>();
   for (const row of rows) if (row.project_slug && !sizes.has(row.project_slug)) sizes.set(row.project_slug, row.next_leaf ?? 0);
-  const published = rows.map((row) => {
+  const published = rows.map((row): LedgerEvent => {
     next += 1n;
     const createdAt = new Date(row.created_at);
     const event = {
@@ -108,7 +109,7 @@ export async function publishBatch(tx: EntityManager, limit: number, mode: LockM
     insertRows(tx, LedgerEvent, published),
     statement('update outbox_event set published_at = ? where id = any(?::bigint[])', [now, textArray(rows.map((r) => r.id))]),
   ]);
-  return { count: rows.length, head: next.toString() };
+  return { count: rows.length, head: next.toString(), events: published };
 }
 
 /** One bounded reconciliation in a transaction of its own; cheap when nothing is pending. Null: nothing was pending, or another publisher holds the lock. */
@@ -138,8 +139,11 @@ export async function publishForReader(root: EntityManager, marks: PublicationMa
   );
   const target = first?.target ?? null;
   let head = first?.head ?? '0';
+  // What this reader published itself, announced with the head (a run with gaps is announced as the head alone).
+  const events: LedgerEvent[] = [];
   for (let round = 0; target !== null; round++) {
     const outcome = await root.fork().transactional((tx) => publishBatch(tx, PUBLISH_BATCH, round < READER_ROUNDS ? 'skip' : 'wait'));
+    if (outcome) events.push(...outcome.events);
     // Our own publication saw every row pending at the call (they were committed then) and took all it found.
     if (outcome && outcome.count < PUBLISH_BATCH) {
       head = outcome.head;
@@ -154,7 +158,7 @@ export async function publishForReader(root: EntityManager, marks: PublicationMa
   }
   // Nothing was pending at the call: the dirty mark read before it can go (unless a command set it again since).
   // Otherwise rows committed after the call may still wait, and only a publisher that drains the outbox clears it.
-  await marks.published(head, target === null ? dirty : null);
+  await marks.published(head, target === null ? dirty : null, events);
   return head;
 }
 
@@ -167,7 +171,8 @@ export async function ledgerHead(em: EntityManager): Promise<string> {
 /** Where publications are announced to readers (src/store/ledgerMarks.ts); the ledger itself knows nothing of Redis. */
 export interface PublicationMarks {
   read(): Promise<{ dirty: string | null; head: string | null }>;
-  published(head: string, drained: string | null): Promise<void>;
+  /** `events`: the publication that raised the head to `head`, announced with it so event streams need not read it back. */
+  published(head: string, drained: string | null, events?: readonly LedgerEvent[]): Promise<void>;
 }
 
 /**
@@ -182,6 +187,6 @@ export async function publishAndAnnounce(root: EntityManager, marks: Publication
   const published = publication?.count ?? 0;
   if (published === 0 && !dirty && head !== null) return published;
   const drained = published > 0 && published < PUBLISH_BATCH;
-  await marks.published(publication?.head ?? (await ledgerHead(root.fork())), drained ? dirty : null);
+  await marks.published(publication?.head ?? (await ledgerHead(root.fork())), drained ? dirty : null, publication?.events);
   return published;
 }

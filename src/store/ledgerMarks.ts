@@ -1,19 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';
+import type { LedgerEvent } from '../entities/ledgerEvent.ts';
+import { encodeAnnouncement } from '../ledger/announcement.ts';
 import type { RedisKeys, RedisClient } from '../redis.ts';
 
 /**
  * Raises the head only (two publishers may report out of order) and announces
  * each raise to the API instances' event streams (ARGV[3] is a channel, not a
- * key: pub/sub reaches every node of a cluster); then clears the dirty mark if
- * it is still the one seen. An announcement is at most once: streams also
- * check the head in Postgres periodically (src/ledger/fanout.ts).
+ * key: pub/sub reaches every node of a cluster; ARGV[4] the announcement,
+ * src/ledger/announcement.ts); then clears the dirty mark if it is still the
+ * one seen. An announcement is at most once: streams also check the head in
+ * Postgres periodically (src/ledger/fanout.ts).
  */
 const publishedScript = `
 local head = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(ARGV[1]) > head then
   redis.call('SET', KEYS[1], ARGV[1])
-  redis.call('PUBLISH', ARGV[3], ARGV[1])
+  redis.call('PUBLISH', ARGV[3], ARGV[4])
 end
 if ARGV[2] ~= '' and redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
 return 1
@@ -53,13 +56,14 @@ export class LedgerMarks {
   }
 
   /** After a publication commit: the head is at least `head`; `drained` the mark seen before publishing, when nothing was left. */
-  async published(head: string, drained: string | null): Promise<void> {
-    await (this.redis as unknown as { agoraLedgerPublished(k1: string, k2: string, head: string, mark: string, channel: string): Promise<unknown> }).agoraLedgerPublished(
+  async published(head: string, drained: string | null, events: readonly LedgerEvent[] = []): Promise<void> {
+    await (this.redis as unknown as { agoraLedgerPublished(k1: string, k2: string, head: string, mark: string, channel: string, announcement: string): Promise<unknown> }).agoraLedgerPublished(
       this.keys.ledgerHead,
       this.keys.outboxDirty,
       head,
       drained ?? '',
       this.keys.ledgerAnnouncements,
+      encodeAnnouncement(head, events),
     );
   }
 }

@@ -7,17 +7,24 @@ import { TcpProxy, targetOf } from '../support/tcpProxy.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 // Two API instances on one database and one Redis prefix: `writer` (API and workers) takes the posts,
-// `reader` (API only) serves the streams, and reaches Redis through a proxy that can cut it.
+// `reader` (API only) serves the streams, and reaches Redis and Postgres through proxies that can cut them.
 const redis = new TcpProxy(targetOf(inject('redisUrl'), 6379));
+const postgres = new TcpProxy(targetOf(inject('databaseUrl'), 5432));
 let writer: TestApp;
 let reader: TestApp;
 let author: TestAgent;
 let topic: TestTopic;
 
-const readerEnv = () => ({ REDIS_PREFIX: writer.settings.redisPrefix, REDIS_URL: redis.url(inject('redisUrl')), STREAM_CATCH_UP_MS: '200' });
+const readerEnv = () => ({
+  REDIS_PREFIX: writer.settings.redisPrefix,
+  REDIS_URL: redis.url(inject('redisUrl')),
+  DATABASE_URL: postgres.url(inject('databaseUrl')),
+  STREAM_CATCH_UP_MS: '200',
+});
 
 beforeAll(async () => {
   await redis.open();
+  await postgres.open();
   writer = await startTestApp();
   reader = await startTestApp(readerEnv(), ['api']);
   author = await registerAgent(writer.client);
@@ -25,9 +32,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await redis.open();
+  await postgres.open();
   await reader.stop();
   await writer.stop();
   await redis.close();
+  await postgres.close();
 });
 
 const head = () => ledgerHead(writer.orm.em.fork());
@@ -61,6 +70,24 @@ describe('one ledger fan-out per API instance', () => {
     } finally {
       stream.close();
     }
+  });
+
+  it('hands on the events announced with their publication without reading them from Postgres', async () => {
+    const since = await head();
+    const stream = await EventStreamReader.open(reader.client.base, { since });
+    await post(1);
+    await stream.until(() => stream.events.length >= 1);
+    await postgres.close();
+    try {
+      // The reader cannot reach Postgres: what it streams now came in the announcements.
+      await post(3);
+      await stream.until(() => stream.events.length >= 4);
+    } finally {
+      await postgres.open();
+      stream.close();
+    }
+    const expected = await polledIds(since);
+    expect(stream.ids()).toEqual(expected.slice(0, stream.events.length));
   });
 
   it('resumes after an API restart from Last-Event-ID with nothing missed and nothing twice', async () => {
