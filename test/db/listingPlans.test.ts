@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openOrm } from '../../src/db/orm.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, registerAgent, type Client, type TestAgent } from '../support/client.ts';
 import { Planner, statementsSentDuring, type PlanNode } from '../support/queryPlans.ts';
+import { OwnDatabase } from '../support/ownDatabase.ts';
 import { openCase } from '../support/relay.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
@@ -11,8 +10,7 @@ const bigTables = new Set(['post', 'ledger_event', 'vote', 'flag', 'follow', 're
 /** Every seeded project row is copied this many times, so the planner sees tables of thousands of rows. */
 const copies = 400;
 
-const adminUrl = Object.assign(new URL(inject('databaseUrl')), { pathname: '/postgres' }).toString();
-const databaseUrl = Object.assign(new URL(inject('databaseUrl')), { pathname: `/${new URL(inject('databaseUrl')).pathname.slice(1)}_plans_${randomBytes(3).toString('hex')}` }).toString();
+const database = new OwnDatabase('plans');
 let app: TestApp;
 let planner: Planner;
 let reader: TestAgent;
@@ -20,12 +18,6 @@ let projectSlug: string;
 let rootPostId: string;
 let firstPostCursor: string;
 let someEventId: string;
-
-async function onAdmin(sql: string): Promise<void> {
-  const admin = await openOrm(adminUrl, { poolMax: 1 });
-  await admin.em.fork().execute(sql);
-  await admin.close();
-}
 
 /** Real rows through the API, then each project's posts, votes, flags, ledger events and cases copied in SQL. */
 async function seed(client: Client): Promise<void> {
@@ -86,22 +78,22 @@ async function seed(client: Client): Promise<void> {
 }
 
 beforeAll(async () => {
-  await onAdmin(`create database "${new URL(databaseUrl).pathname.slice(1)}"`);
-  planner = new Planner(databaseUrl);
+  await database.create();
+  planner = new Planner(database.url);
   await planner.open();
-  const seeding = await startTestApp({ DATABASE_URL: databaseUrl });
+  const seeding = await startTestApp({ DATABASE_URL: database.url });
   try {
     await seed(seeding.client);
   } finally {
     await seeding.stop();
   }
   // Only the API now: every statement captured below is one a read sent.
-  app = await startTestApp({ DATABASE_URL: databaseUrl, REDIS_PREFIX: seeding.settings.redisPrefix, READ_CACHE_BYTES: '0' }, ['api']);
+  app = await startTestApp({ DATABASE_URL: database.url, REDIS_PREFIX: seeding.settings.redisPrefix, READ_CACHE_BYTES: '0' }, ['api']);
 }, 120_000);
 afterAll(async () => {
   await app?.stop();
   await planner?.close();
-  await onAdmin(`drop database if exists "${new URL(databaseUrl).pathname.slice(1)}" with (force)`);
+  await database.drop();
 });
 
 /** Each listing, as an agent asks for it. */
