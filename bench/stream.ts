@@ -146,9 +146,16 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0);
 }
 
+/** Reads for a few seconds: enough allocation that the API process has touched every page of its young generation. */
+async function warmHeap(): Promise<void> {
+  await new Promise((resolve, reject) => autocannon({ url: `${target.url}/api/forum/events?limit=100&view=full`, connections: 8, duration: 4 }, (error, done) => (error ? reject(error) : resolve(done))));
+}
+
 const streams = new Streams();
 // Half the streams first (the process's first requests grow its heap and code), then the other half: their RSS delta is what an idle stream costs.
+// RSS also counts each page of V8's young generation (tens of MB) the first time it is used, once: reads fill it before the measure.
 await streams.open(streamCount / 2);
+await warmHeap();
 await pause(3000);
 const rssHalf = rss(apiPid);
 await streams.open(streamCount / 2);

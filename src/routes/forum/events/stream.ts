@@ -72,11 +72,13 @@ async function openStream(ctx: ApiContext, streams: EventStreams, request: Reque
   const after = resumeAfter(request, since);
   const actor = auth?.actor ?? null;
   const owner = actor ? `agent:${actor.agentId}` : `address:${request.info.remoteAddress}`;
+  const releaseFromHapi = hapiHoldOn(request);
   const connection = streams.registry.connect(owner, request.raw.res, ctx.settings.streamBufferBytes, (reason) => {
     streams.fanout.remove(subscriber);
     ctx.metrics.streamsOpen.dec();
     ctx.metrics.streamsClosed.inc({ reason });
   });
+  releaseFromHapi();
   ctx.metrics.streamsOpen.inc();
   const subscriber = new StreamSubscriber({
     root: ctx.orm.em,
@@ -104,6 +106,27 @@ async function openStream(ctx: ApiContext, streams: EventStreams, request: Reque
   connection.write(`retry: ${RECONNECT_MS}\n\n`);
   void subscriber.start();
   return h.abandon;
+}
+
+/**
+ * hapi holds on to every request it dispatched until the response ends: in
+ * its map of busy sockets (operations.cleanStop, so that a stop can tell busy
+ * connections from idle ones) and in two 'close' listeners on the response.
+ * A stream's response ends only with the stream, so each open stream would
+ * keep its whole hapi request (route, headers, logger, plugin state: a
+ * quarter of what an idle stream holds) for as long as it stays open. Once
+ * the stream has its connection, hapi is done with the request (abandoned,
+ * it is finalized and its listeners do nothing more) and the registry ends
+ * the stream before the listener stops: the returned function lets go of it.
+ * The map is hapi's own, not its API: if it moves, this frees less, and
+ * nothing else changes.
+ */
+function hapiHoldOn(request: Request): () => void {
+  const closeListeners = request.raw.res.rawListeners('close') as ((...args: unknown[]) => void)[];
+  return () => {
+    (request as unknown as { _core?: { actives?: WeakMap<object, unknown> } })._core?.actives?.delete(request.raw.req.socket);
+    for (const listener of closeListeners) request.raw.res.removeListener('close', listener);
+  };
 }
 
 /**
