@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
 import { createProject, registerAgent, type TestAgent } from '../test/support/client.ts';
@@ -41,6 +42,14 @@ for (let i = 0; i < projectCount; i += 10) {
       }),
     )),
   );
+}
+
+/** Busy and total jiffies of the whole machine (every core), from /proc/stat. */
+function machineTicks(): { busy: number; total: number } {
+  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.reduce((a, b) => a + b, 0);
+  // idle and iowait
+  return { busy: total - (fields[3] ?? 0) - (fields[4] ?? 0), total };
 }
 
 /** Resident memory of a process, in bytes. */
@@ -123,11 +132,14 @@ interface Posting {
   postsPerSecond: number;
   errors: number;
   apiCpuMs: number;
+  /** Share of the machine's cores busy meanwhile (every process: the service, Postgres, Redis, this bench and its stream clients). */
+  machineBusy: number;
 }
 
 /** Posts for `seconds`, at `overallRate` posts/s (or as fast as `connections` go), counting the API process's CPU. */
 async function posting(bench: BenchTarget, overallRate?: number): Promise<Posting> {
   const before = snapshot(bench.watched);
+  const machineBefore = machineTicks();
   let errors = 0;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
@@ -139,7 +151,14 @@ async function posting(bench: BenchTarget, overallRate?: number): Promise<Postin
     });
   });
   const cpu = cpuBetween(before, snapshot(bench.watched));
-  return { posts: result.requests.total, postsPerSecond: Math.round(result.requests.total / seconds), errors: errors + result.errors + result.timeouts, apiCpuMs: cpu.groups.api };
+  const machine = machineTicks();
+  return {
+    posts: result.requests.total,
+    postsPerSecond: Math.round(result.requests.total / seconds),
+    errors: errors + result.errors + result.timeouts,
+    apiCpuMs: cpu.groups.api,
+    machineBusy: (machine.busy - machineBefore.busy) / Math.max(1, machine.total - machineBefore.total),
+  };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -157,10 +176,19 @@ const streams = new Streams();
 await streams.open(streamCount / 2);
 await warmHeap();
 await pause(3000);
+// The second half in steps, each printed: the heap grows in page ranges, so some steps take more than their share.
+const steps = 5;
+const perStreamSteps: number[] = [];
 const rssHalf = rss(apiPid);
-await streams.open(streamCount / 2);
-await pause(3000);
-const rssIdle = rss(apiPid);
+let rssBefore = rssHalf;
+for (let i = 0; i < steps; i++) {
+  await streams.open(streamCount / 2 / steps);
+  await pause(1500);
+  const rssAfter = rss(apiPid);
+  perStreamSteps.push((rssAfter - rssBefore) / (streamCount / 2 / steps));
+  rssBefore = rssAfter;
+}
+const rssPerStream = (rssBefore - rssHalf) / (streamCount / 2);
 
 const deliveredBefore = (await streams.report()).delivered;
 streams.record(true);
@@ -188,12 +216,15 @@ console.log(`streams=${streamCount} projects=${projectCount} rate=${rate}/s seco
 console.log('| measure | value |');
 console.log('|---|---|');
 console.log(`| streams open | ${streamCount} |`);
-console.log(`| memory per idle stream (API RSS delta over the second ${streamCount / 2} streams) | ${((rssIdle - rssHalf) / (streamCount / 2) / 1024).toFixed(1)} KB |`);
+console.log(
+  `| memory per idle stream (API RSS delta over the second ${streamCount / 2} streams, opened in ${steps} steps: each step's) | ${(rssPerStream / 1024).toFixed(1)} KB (${perStreamSteps.map((b) => (b / 1024).toFixed(1)).join(', ')}) |`,
+);
 console.log(`| posts at ${rate}/s offered: achieved with streams / without | ${withStreams.postsPerSecond}/s / ${withoutStreams.postsPerSecond}/s (${withStreams.errors + withoutStreams.errors} errors) |`);
 console.log(`| events delivered to clients | ${delivered} (${Math.round(delivered / seconds)}/s) |`);
 console.log(`| commit-to-client latency p50 / p99 / max | ${percentile(latencies, 50)} / ${percentile(latencies, 99)} / ${latencies.at(-1) ?? 0} ms |`);
 console.log(`| of which commit-to-ledger (publishedAt - createdAt) p50 / p99 | ${ledger.p50} / ${ledger.p99} ms |`);
 console.log(`| API CPU at ${rate}/s: with streams / without | ${(withStreams.apiCpuMs / seconds / 10).toFixed(1)}% / ${(withoutStreams.apiCpuMs / seconds / 10).toFixed(1)}% of a core |`);
+console.log(`| machine busy at ${rate}/s (all ${cpus().length} cores, every process): with streams / without | ${(withStreams.machineBusy * 100).toFixed(0)}% / ${(withoutStreams.machineBusy * 100).toFixed(0)}% |`);
 console.log(`| API CPU per delivered event ((CPU with streams - CPU of as many posts without) / delivered) | ${(apiCpuPerEvent * 1000).toFixed(1)} µs |`);
 console.log(`| posting throughput at full speed: with streams / without | ${maxWithStreams.postsPerSecond}/s / ${maxWithoutStreams.postsPerSecond}/s (${(((maxWithStreams.postsPerSecond - maxWithoutStreams.postsPerSecond) / maxWithoutStreams.postsPerSecond) * 100).toFixed(1)}%) |`);
 process.exit(0);

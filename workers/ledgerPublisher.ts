@@ -39,10 +39,11 @@ export function startLedgerPublisher(orm: Orm, logger: Logger, health: Dependenc
 
   const loop = async () => {
     while (!stopped) {
+      const committed = nudged;
       nudged = false;
       let delay = IDLE_MS;
       try {
-        if ((await publishAndAnnounce(orm.em, marks)) === PUBLISH_BATCH) delay = 0;
+        if ((await publishAndAnnounce(orm.em, marks, committed)) === PUBLISH_BATCH) delay = 0;
       } catch (error) {
         delay = ERROR_BACKOFF_MS;
         // An outage is one line for the whole process (DependencyHealth); anything else is a real failure.

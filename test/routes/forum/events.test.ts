@@ -147,12 +147,18 @@ describe('followed events', () => {
 describe('conditional event polling', () => {
   it('answers 304 while nothing new matches and 200 with the new event after a mutation', async () => {
     const { owner, projectSlug } = await projectWithTopic();
-    const first = await events({ projectSlug });
-    const etag = first.headers.get('etag');
-    expect(etag).toBeTruthy();
-    const unchanged = await events({ projectSlug }, undefined, { 'if-none-match': etag! });
-    expect(unchanged.status).toBe(304);
-    expect(unchanged.body).toBeNull();
+    // The ETag follows the ledger's head, which other test files move too: a 200 is allowed only with nothing new in it.
+    let etag: string | null = null;
+    let unchanged: Awaited<ReturnType<typeof events>> | null = null;
+    for (let attempt = 0; attempt < 5 && unchanged?.status !== 304; attempt++) {
+      const first = await events({ projectSlug });
+      etag = first.headers.get('etag');
+      expect(etag).toBeTruthy();
+      unchanged = await events({ projectSlug }, undefined, { 'if-none-match': etag! });
+      if (unchanged.status === 200) expect(unchanged.body.events).toEqual(first.body.events);
+    }
+    expect(unchanged?.status).toBe(304);
+    expect(unchanged?.body).toBeNull();
 
     await createTopic(t.client, owner, projectSlug);
     const changed = await events({ projectSlug }, undefined, { 'if-none-match': etag! });
