@@ -1,21 +1,46 @@
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { ApiError } from '../errors.ts';
 
-/** One Server-Sent Events message; `data` is one line (JSON has no raw newlines). */
-export function sseMessage(id: string, event: string, data: string): string {
-  return `id: ${id}\nevent: ${event}\ndata: ${data}\n\n`;
+const CRLF = Buffer.from('\r\n', 'latin1');
+
+/**
+ * One Server-Sent Events message (or comment), encoded once and written as
+ * the same bytes to every stream that sends it; framed as an HTTP/1.1 chunk
+ * once too, the first time a chunked stream needs it.
+ */
+export class SseMessage {
+  readonly bytes: Buffer;
+  private chunk: Buffer | null = null;
+
+  constructor(text: string) {
+    this.bytes = Buffer.from(text, 'utf8');
+  }
+
+  /** An event; `data` is one line (JSON has no raw newlines). */
+  static event(id: string, event: string, data: string): SseMessage {
+    return new SseMessage(`id: ${id}\nevent: ${event}\ndata: ${data}\n\n`);
+  }
+
+  /** The bytes as one chunk of a chunked response: size in hex, CRLF, the bytes, CRLF. */
+  framed(): Buffer {
+    return (this.chunk ??= Buffer.concat([Buffer.from(`${this.bytes.length.toString(16)}\r\n`, 'latin1'), this.bytes, CRLF]));
+  }
 }
+
+const KEEP_ALIVE = [new SseMessage(': keep-alive\n\n')];
 
 /** Why a stream ended: its client left, it fell behind its buffer, or the process is draining. */
 export type CloseReason = 'client' | 'slow' | 'shutdown';
 
 /**
- * One event stream, written straight to its HTTP response (no intermediate
- * stream: each event costs one write). Live writes never wait: what the
- * client has not taken yet stays in the response's buffer, and once that
- * holds more than `bufferBytes` when the next events arrive the connection
- * is cut (the client resumes from the last id it received) rather than
- * buffering without bound.
+ * One event stream. Once its headers are out, messages go to the socket
+ * as they are (framed as chunks when the response is chunked): the response
+ * would encode and frame each write again for every stream. A delivery's
+ * messages leave in one write. Live writes never wait: what the client has
+ * not taken yet stays buffered, and once that holds more than `bufferBytes`
+ * when the next events arrive the connection is cut (the client resumes
+ * from the last id it received) rather than buffering without bound.
  */
 export class SseConnection {
   private readonly response: ServerResponse;
@@ -23,6 +48,8 @@ export class SseConnection {
   private readonly onClose: (reason: CloseReason) => void;
   /** A paced writer waiting for 'drain', released when the stream closes instead. */
   private readonly waiting = new Set<() => void>();
+  private socket: Socket | null = null;
+  private chunked = false;
   closed = false;
 
   constructor(response: ServerResponse, bufferBytes: number, onClose: (reason: CloseReason) => void) {
@@ -36,6 +63,8 @@ export class SseConnection {
   open(headers: Record<string, string>): void {
     this.response.writeHead(200, headers);
     this.response.flushHeaders();
+    this.socket = this.response.socket;
+    this.chunked = this.response.chunkedEncoding;
   }
 
   /** What the client has not taken yet, in bytes (the response's and its socket's buffers). */
@@ -55,27 +84,38 @@ export class SseConnection {
     return true;
   }
 
-  /** Writes without waiting; false once the stream is closed. */
-  write(chunk: string): boolean {
-    if (this.closed) return false;
-    this.response.write(chunk);
+  /** Writes without waiting, in one write to the socket; false once the stream is closed. */
+  write(messages: readonly SseMessage[]): boolean {
+    const socket = this.socket;
+    if (this.closed || !socket) return false;
+    if (messages.length === 1) this.put(socket, messages[0]!);
+    else if (messages.length > 1) {
+      socket.cork();
+      for (const message of messages) this.put(socket, message);
+      socket.uncork();
+    }
     return true;
   }
 
   /** Writes and then waits until the client has taken enough: a writer that can wait (the backlog) is paced, never cut. False once closed. */
-  async writePaced(chunk: string): Promise<boolean> {
-    if (this.closed) return false;
-    if (this.response.write(chunk)) return true;
+  async writePaced(message: SseMessage): Promise<boolean> {
+    const socket = this.socket;
+    if (this.closed || !socket) return false;
+    if (this.put(socket, message)) return true;
     await new Promise<void>((resolve) => {
       const done = () => {
-        this.response.off('drain', done);
+        socket.off('drain', done);
         this.waiting.delete(done);
         resolve();
       };
-      this.response.once('drain', done);
+      socket.once('drain', done);
       this.waiting.add(done);
     });
     return !this.closed;
+  }
+
+  private put(socket: Socket, message: SseMessage): boolean {
+    return socket.write(this.chunked ? message.framed() : message.bytes);
   }
 
   /** Closes a stream that fell behind at once, dropping what it holds: its client resumes from the last id it received. */
@@ -125,7 +165,7 @@ export class SseRegistry {
   constructor(limits: StreamLimits, heartbeatMs: number) {
     this.limits = limits;
     this.heartbeat = setInterval(() => {
-      for (const connection of this.open) if (!connection.fellBehind()) connection.write(': keep-alive\n\n');
+      for (const connection of this.open) if (!connection.fellBehind()) connection.write(KEEP_ALIVE);
     }, heartbeatMs);
     this.heartbeat.unref();
   }

@@ -5,11 +5,11 @@ import { decodeAnnouncement } from './announcement.ts';
 import { ledgerHead } from './publisher.ts';
 
 /** One published event as an API process fans it out: read once, encoded once per view for all its streams. */
-export interface FannedEvent {
+export interface FannedEvent<Encoded = unknown> {
   id: bigint;
   row: LedgerEvent;
-  /** Encodings already made, by view: shared by every stream that sends the event. */
-  encoded: Map<string, string>;
+  /** Encodings already made (by the streams, in their wire form), by view: shared by every stream that sends the event. */
+  encoded: Map<string, Encoded>;
 }
 
 /** What receives the events of a fan-out, in id order, each once. */
@@ -110,7 +110,7 @@ export class LedgerFanout {
     // Its events are the next ones and no read is under way (which would hand them too): no need to read them back.
     if (events && !this.pumping && BigInt(events[0]!.eventId) === this.fanned + 1n) {
       this.fanned = head;
-      if (this.keys.size > 0) this.hand(events.map((row) => ({ id: BigInt(row.eventId), row, encoded: new Map<string, string>() })));
+      if (this.keys.size > 0) this.hand(events.map((row) => ({ id: BigInt(row.eventId), row, encoded: new Map() })));
     }
     // Reads whatever a higher target (the catch-up's) still leaves unfanned.
     this.raise(head);
@@ -153,7 +153,7 @@ export class LedgerFanout {
           this.target = this.fanned;
           return;
         }
-        const events = rows.map((row) => ({ id: BigInt(row.eventId), row, encoded: new Map<string, string>() }));
+        const events = rows.map((row) => ({ id: BigInt(row.eventId), row, encoded: new Map() }));
         this.fanned = events[events.length - 1]!.id;
         this.hand(events);
       }

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ledgerHead } from '../../src/ledger/publisher.ts';
 import { registerAgent } from '../support/client.ts';
@@ -104,5 +105,41 @@ describe('slow event stream consumers', () => {
     } finally {
       resumed.close();
     }
+  });
+});
+
+/** What a raw HTTP request to the stream gets back (headers and body as sent), up to the end of the first message. */
+async function rawStream(t: TestApp, requestLine: string): Promise<string> {
+  const url = new URL(t.client.base);
+  const socket = connect(Number(url.port), url.hostname);
+  try {
+    socket.write(`${requestLine}\r\nHost: ${url.host}\r\nAccept: text/event-stream\r\n\r\n`);
+    let received = '';
+    for await (const chunk of socket) {
+      received += (chunk as Buffer).toString('latin1');
+      if (/retry: 1000\n\n(\r\n)?/.test(received) && received.endsWith('\n')) return received;
+    }
+    return received;
+  } finally {
+    socket.destroy();
+  }
+}
+
+describe('event stream framing', () => {
+  it('frames each message as one chunk of a chunked HTTP/1.1 response', async () => {
+    const received = await rawStream(small, 'GET /api/forum/events/stream?since=now HTTP/1.1');
+    const [head] = received.split('\r\n\r\n', 1) as [string];
+    expect(head).toMatch(/^HTTP\/1\.1 200/);
+    expect(head.toLowerCase()).toContain('transfer-encoding: chunked');
+    // 'retry: 1000\n\n' is 13 bytes: d in hex.
+    expect(received.slice(head.length + 4)).toBe('d\r\nretry: 1000\n\n\r\n');
+  });
+
+  it('sends the messages unframed, delimited by the connection, to an HTTP/1.0 client', async () => {
+    const received = await rawStream(small, 'GET /api/forum/events/stream?since=now HTTP/1.0');
+    const [head] = received.split('\r\n\r\n', 1) as [string];
+    expect(head).toMatch(/^HTTP\/1\.1 200/);
+    expect(head.toLowerCase()).not.toContain('transfer-encoding');
+    expect(received.slice(head.length + 4)).toBe('retry: 1000\n\n');
   });
 });

@@ -7,7 +7,7 @@ import { authenticate, headerValue } from '../../../http/auth.ts';
 import { requestIdOf } from '../../../http/requestLog.ts';
 import { viewParam } from '../../../http/params.ts';
 import { baseStreamQuota, streamQuota } from '../../../http/quotas.ts';
-import { SseRegistry } from '../../../http/sse.ts';
+import { SseMessage, SseRegistry } from '../../../http/sse.ts';
 import { validate } from '../../../http/validate.ts';
 import { LedgerFanout } from '../../../ledger/fanout.ts';
 import { connectRedis } from '../../../redis.ts';
@@ -17,7 +17,7 @@ import { eventIdParam, eventsEndpoint } from './events.ts';
 import { StreamSubscriber, type StreamFilters } from './streamSubscriber.ts';
 
 /** How long a client waits before reconnecting (the SSE `retry:` field), in milliseconds. */
-const RECONNECT_MS = 1000;
+const RECONNECT = new SseMessage('retry: 1000\n\n');
 
 /** The declaration openapi.json and the discovery document describe the stream from. */
 export const eventStreamRoute = {
@@ -103,7 +103,7 @@ async function openStream(ctx: ApiContext, streams: EventStreams, request: Reque
   // Joins the fan-out before the backlog is read, so nothing published meanwhile is missed.
   streams.fanout.add(subscriber, filters.projectSlug ?? null);
   // The client learns how soon to reconnect.
-  connection.write(`retry: ${RECONNECT_MS}\n\n`);
+  connection.write([RECONNECT]);
   void subscriber.start();
   return h.abandon;
 }

@@ -4,7 +4,7 @@ import { LedgerEvent } from '../../../entities/ledgerEvent.ts';
 import type { FannedEvent, FanoutListener } from '../../../ledger/fanout.ts';
 import { ledgerHead } from '../../../ledger/publisher.ts';
 import type { SseConnection } from '../../../http/sse.ts';
-import { sseMessage } from '../../../http/sse.ts';
+import { SseMessage } from '../../../http/sse.ts';
 import type { Actor } from '../../../pipeline/command.ts';
 import { presentEvent } from '../../../views/event.ts';
 import type { View } from '../../../views/view.ts';
@@ -25,8 +25,8 @@ const BACKLOG_PAGE = 500;
 /** Live events held for a stream while it reads its backlog or its follows; past this it is cut like a slow client. */
 const MAX_PENDING = 10_000;
 
-function encode(row: LedgerEvent, view: View): string {
-  return sseMessage(row.eventId, row.type, JSON.stringify(presentEvent(row, view)));
+function encode(row: LedgerEvent, view: View): SseMessage {
+  return SseMessage.event(row.eventId, row.type, JSON.stringify(presentEvent(row, view)));
 }
 
 /**
@@ -55,7 +55,7 @@ export class StreamSubscriber implements FanoutListener {
   private readonly fromHead: boolean;
   private follows: FollowTarget[] = [];
   /** Non-null while the live events cannot be sent yet (backlog, follows loading). */
-  private pending: FannedEvent[] | null = [];
+  private pending: FannedEvent<SseMessage>[] | null = [];
 
   constructor(init: { root: EntityManager; connection: SseConnection; filters: StreamFilters; actor: Actor | null; view: View; after: bigint | 'now'; onError: (error: unknown) => void }) {
     this.root = init.root;
@@ -80,7 +80,7 @@ export class StreamSubscriber implements FanoutListener {
     }
   }
 
-  deliver(events: FannedEvent[]): void {
+  deliver(events: FannedEvent<SseMessage>[]): void {
     if (this.connection.closed) return;
     if (this.pending) {
       for (const event of events) this.pending.push(event);
@@ -94,22 +94,24 @@ export class StreamSubscriber implements FanoutListener {
     this.send(events);
   }
 
-  /** Live: each event written at once (a client that falls behind is cut), until a follow event makes a followed stream reload its follows. */
-  private send(events: FannedEvent[]): void {
+  /** Live: the delivery written at once, in one write (a client that falls behind is cut), up to a follow event that makes a followed stream reload its follows. */
+  private send(events: FannedEvent<SseMessage>[]): void {
     if (this.connection.fellBehind()) return;
+    const out: SseMessage[] = [];
     for (let i = 0; i < events.length; i++) {
       const event = events[i]!;
       if (event.id <= this.position) continue;
       this.position = event.id;
-      if (this.matches(event.row) && !this.connection.write(this.encoded(event))) return;
+      if (this.matches(event.row)) out.push(this.encoded(event));
       if (this.followsMove(event)) {
         this.pending = events.slice(i + 1);
         void this.loadFollows()
           .then(() => this.sendHeld())
           .catch((error: unknown) => this.onError(error));
-        return;
+        break;
       }
     }
+    this.connection.write(out);
   }
 
   /** Sends what was held, paced by the client (a burst after a long backlog is not a slow client), then goes live. */
@@ -127,11 +129,11 @@ export class StreamSubscriber implements FanoutListener {
     this.pending = null;
   }
 
-  private followsMove(event: FannedEvent): boolean {
+  private followsMove(event: FannedEvent<SseMessage>): boolean {
     return this.filters.followed === true && event.row.type.startsWith('follow.');
   }
 
-  private encoded(event: FannedEvent): string {
+  private encoded(event: FannedEvent<SseMessage>): SseMessage {
     let message = event.encoded.get(this.view);
     if (message === undefined) event.encoded.set(this.view, (message = encode(event.row, this.view)));
     return message;
