@@ -4,14 +4,16 @@ import { createProject, registerAgent, type TestAgent } from '../support/client.
 import { EventStreamReader } from '../support/eventStream.ts';
 import { OwnDatabase } from '../support/ownDatabase.ts';
 import { createPost, createTopic, type TestTopic } from '../support/forum.ts';
+import { freePort, OwnRedis } from '../../scripts/chaos/services.ts';
 import { TcpProxy, targetOf } from '../support/tcpProxy.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
-// Two API instances on one database (of this file's own: no other file's events in its ledger) and one Redis
-// prefix: `writer` (API and workers) takes the posts, `reader` (API only) serves the streams, and reaches Redis
-// and Postgres through proxies that can cut them.
+// Two API instances on one database and one redis-server (both this file's own: no other file's events in the
+// ledger, and a Redis the file can restart): `writer` (API and workers) takes the posts, `reader` (API only)
+// serves the streams, and reaches Redis and Postgres through proxies that can cut them.
 const database = new OwnDatabase('fanout');
-const redis = new TcpProxy(targetOf(inject('redisUrl'), 6379));
+let ownRedis: OwnRedis;
+let redis: TcpProxy;
 const postgres = new TcpProxy(targetOf(inject('databaseUrl'), 5432));
 let writer: TestApp;
 let reader: TestApp;
@@ -20,16 +22,19 @@ let topic: TestTopic;
 
 const readerEnv = () => ({
   REDIS_PREFIX: writer.settings.redisPrefix,
-  REDIS_URL: redis.url(inject('redisUrl')),
+  REDIS_URL: redis.url(ownRedis.url),
   DATABASE_URL: postgres.url(database.url),
   STREAM_CATCH_UP_MS: '200',
 });
 
 beforeAll(async () => {
   await database.create();
+  ownRedis = new OwnRedis(await freePort());
+  await ownRedis.start();
+  redis = new TcpProxy(targetOf(ownRedis.url, 6379));
   await redis.open();
   await postgres.open();
-  writer = await startTestApp({ DATABASE_URL: database.url });
+  writer = await startTestApp({ DATABASE_URL: database.url, REDIS_URL: ownRedis.url });
   reader = await startTestApp(readerEnv(), ['api']);
   author = await registerAgent(writer.client);
   topic = await createTopic(writer.client, author, await createProject(writer.client, author));
@@ -42,6 +47,8 @@ afterAll(async () => {
   await redis.close();
   await postgres.close();
   await database.drop();
+  await ownRedis.stop();
+  ownRedis.cleanUp();
 });
 
 const head = () => ledgerHead(writer.orm.em.fork());
@@ -137,6 +144,26 @@ describe('one ledger fan-out per API instance', () => {
       await redis.open();
       resumed?.close();
       stream.close();
+    }
+  });
+  it('carries its streams across a restart of Redis, and a client that reconnects meanwhile resumes with no gap', async () => {
+    const since = await head();
+    const stream = await EventStreamReader.open(reader.client.base, { since });
+    await post(2);
+    await stream.until(() => stream.events.length >= 2);
+    await ownRedis.restart();
+    // Posting needs Redis back in every process of the writer: the first posts after the restart may answer 503.
+    await expect.poll(() => createPost(writer.client, author, topic).then(() => true, () => false), { timeout: 20_000, interval: 200 }).toBe(true);
+    await post(1);
+    stream.close();
+    const resumed = await EventStreamReader.open(reader.client.base, {}, { 'last-event-id': stream.lastId! });
+    try {
+      await post(2);
+      const expected = await polledIds(since);
+      await resumed.until(() => stream.events.length + resumed.events.length >= expected.length);
+      expect([...stream.ids(), ...resumed.ids()]).toEqual(expected);
+    } finally {
+      resumed.close();
     }
   });
 });
