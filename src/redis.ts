@@ -13,12 +13,29 @@ import type { Logger } from './observability/logger.ts';
  * lookups, ETag fingerprints, retry-key scripts) leave in one socket write,
  * which halves the CPU of a 304 in Redis and cuts it in the API.
  */
-export function connectRedis(target: RedisTarget, name: string, mode: 'wait' | 'fail-fast' = 'wait'): RedisClient {
+export function connectRedis(target: RedisTarget, name: string, mode: 'wait' | 'fail-fast' = 'wait', autoPipelining = mode === 'fail-fast'): RedisClient {
   const failFast = mode === 'fail-fast';
   const options: RedisOptions = failFast ? { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectionName: name } : { maxRetriesPerRequest: null, connectionName: name };
-  if (target.redisClusterNodes.length === 0) return new Redis(target.redisUrl, { ...options, enableAutoPipelining: failFast });
+  if (target.redisClusterNodes.length === 0) return new Redis(target.redisUrl, { ...options, enableAutoPipelining: autoPipelining });
   // A failover moves slots: commands wait out the redirection briefly, then (fail-fast) answer 503.
-  return new Cluster(target.redisClusterNodes, { redisOptions: options, enableOfflineQueue: !failFast, enableAutoPipelining: failFast, retryDelayOnFailover: 200, retryDelayOnClusterDown: 300, retryDelayOnTryAgain: 200 });
+  return new Cluster(target.redisClusterNodes, { redisOptions: options, enableOfflineQueue: !failFast, enableAutoPipelining: autoPipelining, retryDelayOnFailover: 200, retryDelayOnClusterDown: 300, retryDelayOnTryAgain: 200 });
+}
+
+/**
+ * The connection a role's BullMQ queues use. BullMQ defines its sixty-odd
+ * scripts on the connection it is given, and ioredis copies every script
+ * defined on a connection onto each pipeline built on it (a quarter of a
+ * millisecond each). Under Redis Cluster a role builds several pipelines
+ * where one node takes one (an auto-pipeline per node and event-loop turn in
+ * the API, an after-commit pipeline per master in the worker), so there the
+ * queues get a connection of their own (without auto-pipelining, which BullMQ
+ * has no use for) and the stores' pipelines stay cheap. On one node they
+ * share the role's connection: measured both ways, a second connection made
+ * the single-node API and worker slower (docs/scaling.md).
+ */
+export function queueConnection(target: RedisTarget, roleConnection: RedisClient, name: string, mode: 'wait' | 'fail-fast'): RedisClient {
+  if (target.redisClusterNodes.length === 0) return roleConnection;
+  return connectRedis(target, name, mode, false);
 }
 
 /** A connection to one Redis node or to a Redis Cluster (REDIS_CLUSTER_NODES). */

@@ -7,7 +7,7 @@ import { allPartitionQueueNames, MAX_PARTITIONS, queueCounts } from '../src/pipe
 import { currentPosition } from '../src/db/replicas.ts';
 import { encodeReply } from '../src/pipeline/replies.ts';
 import { findResults, GAVE_UP } from '../src/pipeline/results.ts';
-import { queuePrefix } from '../src/redis.ts';
+import { queuePrefix, type RedisClient } from '../src/redis.ts';
 import { settleWithin } from '../src/settle.ts';
 import { afterCommitPipeline } from '../src/store/afterCommit.ts';
 import type { Stores } from '../src/store/stores.ts';
@@ -30,19 +30,22 @@ export class CommandWorkers {
   private readonly stores: Stores;
   private readonly ledger: LedgerPublisherLoop;
   private readonly queues: Queue[] = [];
+  /** What the queues and their workers talk to Redis through (src/redis.ts queueConnection). */
+  private readonly queueConnection: RedisClient;
   private readonly workers: Worker<CommandBatch>[] = [];
   /** Set by the first close(), so a second one waits for the same drain. */
   private closing: Promise<void> | null = null;
 
-  private constructor(runtime: Runtime, stores: Stores) {
+  private constructor(runtime: Runtime, stores: Stores, queueConnection: RedisClient) {
     this.runtime = runtime;
     this.stores = stores;
+    this.queueConnection = queueConnection;
     this.ledger = startLedgerPublisher(runtime.orm, runtime.logger, runtime.health, stores.ledgerMarks);
   }
 
   /** Workers on every partition queue, ready to take jobs. */
-  static async start(runtime: Runtime, stores: Stores): Promise<CommandWorkers> {
-    const pool = new CommandWorkers(runtime, stores);
+  static async start(runtime: Runtime, stores: Stores, queues: RedisClient): Promise<CommandWorkers> {
+    const pool = new CommandWorkers(runtime, stores, queues);
     // Every queue, not only the first PARTITIONS: an API with another count may have filled the rest.
     await Promise.all(allPartitionQueueNames(MAX_PARTITIONS).map((name) => pool.listen(name)));
     await Promise.all(pool.workers.map((worker) => worker.waitUntilReady()));
@@ -51,14 +54,14 @@ export class CommandWorkers {
   }
 
   private async listen(name: string): Promise<void> {
-    const { settings, redis, logger } = this.runtime;
+    const { settings, logger } = this.runtime;
     const prefix = queuePrefix(settings);
-    const queue = new Queue(name, { connection: redis, prefix });
+    const queue = new Queue(name, { connection: this.queueConnection, prefix });
     queue.on('error', () => {}); // reported by the connection's watcher, once per outage
     await queue.setGlobalConcurrency(1);
     this.queues.push(queue);
     const worker = new Worker<CommandBatch>(name, (job) => this.processBatch(job), {
-      connection: redis,
+      connection: this.queueConnection,
       prefix,
       concurrency: 1,
       lockDuration: settings.workerLockMs,

@@ -10,7 +10,7 @@ import { RenderedReads } from '../http/renderedReads.ts';
 import { Dispatcher } from '../pipeline/dispatcher.ts';
 import { ReplyListener } from '../pipeline/replies.ts';
 import { findResult } from '../pipeline/results.ts';
-import { closeRedis, connectRedis, queuePrefix, redisReady } from '../redis.ts';
+import { closeRedis, connectRedis, queueConnection, queuePrefix, redisReady } from '../redis.ts';
 import { discoveryDocument } from '../routes/forum/discovery.ts';
 import { forumEndpoints, forumOpenApi } from '../routes/forum/index.ts';
 import { startEventStreams } from '../routes/forum/events/stream.ts';
@@ -50,8 +50,13 @@ export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
   runtime.health.watchRedis(subscriber, 'replies');
   const replies = new ReplyListener(subscriber, stores.keys.replyChannel(randomUUID()));
   await replies.start();
+  const queues = queueConnection(settings, redis, 'agora-queues', 'fail-fast');
+  if (queues !== redis) {
+    runtime.health.watchRedis(queues, 'queues');
+    await redisReady(queues);
+  }
   const dispatcher = new Dispatcher({
-    connection: redis,
+    connection: queues,
     prefix: queuePrefix(settings),
     partitions: settings.partitions,
     timeoutMs: settings.commandTimeoutMs,
@@ -76,6 +81,7 @@ export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
       await replies.stop();
       await dispatcher.close();
       await replicas.close();
+      if (queues !== redis) await closeRedis(queues);
       await closeRedis(redis);
     },
   };

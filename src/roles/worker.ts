@@ -1,4 +1,5 @@
 import type { Runtime } from '../context.ts';
+import { closeRedis, queueConnection } from '../redis.ts';
 import { storesOn } from '../store/stores.ts';
 import { CommandWorkers } from '../../workers/commandWorkers.ts';
 import { startMetricsServer, type MetricsListener } from '../../workers/metricsServer.ts';
@@ -18,7 +19,9 @@ export interface WorkerRole {
  */
 export async function startWorkerRole(runtime: Runtime, withMetricsListener: boolean): Promise<WorkerRole> {
   const { settings, orm, logger } = runtime;
-  const workers = await CommandWorkers.start(runtime, storesOn(runtime.redis, settings.redisPrefix));
+  const queues = queueConnection(settings, runtime.redis, 'agora-worker-queues', 'wait');
+  if (queues !== runtime.redis) runtime.health.watchRedis(queues, 'worker queues');
+  const workers = await CommandWorkers.start(runtime, storesOn(runtime.redis, settings.redisPrefix), queues);
   const pruner = startPruner(orm, logger, settings.pruneIntervalMs);
   const metrics: MetricsListener | null = withMetricsListener ? await startMetricsServer(runtime.metrics, settings.metricsPort, settings.host, settings.operatorToken, logger) : null;
   return {
@@ -27,6 +30,7 @@ export async function startWorkerRole(runtime: Runtime, withMetricsListener: boo
       if (metrics) await settle('metrics listener', metrics.close(), 2000);
       pruner.close();
       await settle('workers', workers.close(), settings.workerLockMs);
+      if (queues !== runtime.redis) await settle('worker queues connection', closeRedis(queues), 2000);
     },
   };
 }
