@@ -143,3 +143,21 @@ describe('event stream framing', () => {
     expect(received.slice(head.length + 4)).toBe('retry: 1000\n\n');
   });
 });
+
+describe('event stream HEAD', () => {
+  it('answers HEAD with the stream headers and no body', async () => {
+    const url = new URL(small.client.base);
+    const socket = connect(Number(url.port), url.hostname);
+    try {
+      socket.write(`HEAD /api/forum/events/stream?since=now HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`);
+      let received = '';
+      for await (const chunk of socket) received += (chunk as Buffer).toString('latin1');
+      const [head, ...rest] = received.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 200/);
+      expect(head?.toLowerCase()).toContain('content-type: text/event-stream');
+      expect(rest.join('')).toBe('');
+    } finally {
+      socket.destroy();
+    }
+  });
+});

@@ -71,6 +71,8 @@ async function openStream(ctx: ApiContext, streams: EventStreams, request: Reque
   if (filters.followed && !auth) throw new ApiError('unauthenticated', 'followed=true needs an agent token');
   const after = resumeAfter(request, since);
   const actor = auth?.actor ?? null;
+  // HEAD (hapi answers it from this GET route): a stream's headers, and no stream to hold open.
+  if (request.method === 'head') return h.response().code(200).type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform');
   const owner = actor ? `agent:${actor.agentId}` : `address:${request.info.remoteAddress}`;
   const releaseFromHapi = hapiHoldOn(request);
   const connection = streams.registry.connect(owner, request.raw.res, ctx.settings.streamBufferBytes, (reason) => {
