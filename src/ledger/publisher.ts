@@ -51,17 +51,15 @@ export interface Publication {
  * when mode is 'skip' and another publisher holds the lock. The lock lasts
  * until that transaction ends. Three round trips whatever the batch size:
  * the lock; the pending rows with the ledger head and each project's size;
- * the ledger rows and the outbox marks in one statement. `beforeRead` ends
- * before the pending rows are read.
+ * the ledger rows and the outbox marks in one statement.
  */
-export async function publishBatch(tx: EntityManager, limit: number, mode: LockMode, now = new Date(), beforeRead: Promise<unknown> = Promise.resolve()): Promise<Publication | null> {
+export async function publishBatch(tx: EntityManager, limit: number, mode: LockMode, now = new Date()): Promise<Publication | null> {
   if (mode === 'skip') {
     const [lock] = await tx.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?, ?) as locked', [...LEDGER_LOCK]);
     if (!lock?.locked) return null;
   } else {
     await tx.execute('select pg_advisory_xact_lock(?, ?)', [...LEDGER_LOCK]);
   }
-  await beforeRead;
   // After the lock, in a statement of their own: under READ COMMITTED they see the previous publisher's commit.
   const read = await readTogether(tx, {
     pending: statement(
@@ -183,19 +181,13 @@ export interface PublicationMarks {
  * this call knows nothing committed is left: it published and took less than
  * a full batch (event reads clear it when they find nothing pending).
  * `committed`: a command has just committed outbox rows (the publisher was
- * nudged), so the check for pending rows is skipped and the marks are read
- * while the transaction takes its lock: two round trips fewer between a
- * commit and its events' publication.
+ * nudged), so the check for pending rows is skipped: a round trip fewer
+ * between a commit and its events' publication. The marks are read before
+ * the transaction, never while it holds the ledger's lock.
  */
 export async function publishAndAnnounce(root: EntityManager, marks: PublicationMarks, committed = false): Promise<number> {
-  // The marks are read before the publication reads the pending rows.
-  const read = marks.read();
-  // Awaited below; until then a failed read must not count as unhandled.
-  read.catch(() => {});
-  const publication = committed
-    ? await root.fork().transactional((tx) => publishBatch(tx, PUBLISH_BATCH, 'skip', new Date(), read))
-    : await read.then(() => publishPending(root, PUBLISH_BATCH, 'skip'));
-  const { dirty, head } = await read;
+  const { dirty, head } = await marks.read();
+  const publication = committed ? await root.fork().transactional((tx) => publishBatch(tx, PUBLISH_BATCH, 'skip')) : await publishPending(root, PUBLISH_BATCH, 'skip');
   const published = publication?.count ?? 0;
   if (published === 0 && !dirty && head !== null) return published;
   const drained = published > 0 && published < PUBLISH_BATCH;

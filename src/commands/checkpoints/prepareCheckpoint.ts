@@ -24,7 +24,8 @@ export const prepareCheckpoint = defineCommand<PrepareCheckpointParams>({
   async handle({ em, params, now, actor }) {
     const agent = await agentById(em, actor().agentId);
     await requireProject(em, params.projectSlug);
-    await publishBatch(em, PUBLISH_BATCH, 'wait', now);
+    // Every pending row, however many: a full batch may leave this project's rows for the next.
+    while ((await publishBatch(em, PUBLISH_BATCH, 'wait', now))?.count === PUBLISH_BATCH);
     const tree = await loadProjectTree(em, params.projectSlug);
     if (tree.size === 0) throw new ApiError('conflict', `project ${params.projectSlug} has no published events to checkpoint yet`);
     const payload = checkpointPayload(tree, await chainHead(em, params.projectSlug, agent.fingerprint));
