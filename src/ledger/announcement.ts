@@ -10,7 +10,7 @@ import type { LedgerEvent } from '../entities/ledgerEvent.ts';
  * the range, as it does whenever an announcement was lost or skipped.
  *
  * Wire form: `<head>` alone, or `<head> <JSON array of events>`, each event
- * an array in the order of `fields` (positional: an announcement is read by
+ * an array in the order of `Wire` (positional: an announcement is read by
  * every API process, so it is kept small).
  */
 
@@ -88,7 +88,7 @@ export function decodeAnnouncement(message: string): Announcement | null {
     const wire = JSON.parse(message.slice(space + 1)) as Wire[];
     const events = wire.map(fromWire);
     // Only a gapless run ending at the head is taken; anything else is read from Postgres like a lost announcement.
-    const gapless = events.length > 0 && events.every((event, i) => BigInt(event.eventId) === BigInt(head) - BigInt(events.length - 1 - i));
+    const gapless = events.length > 0 && runUpTo(head, events).length === events.length;
     return { head: BigInt(head), events: gapless ? events : null };
   } catch {
     return { head: BigInt(head), events: null };
