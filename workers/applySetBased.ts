@@ -4,11 +4,13 @@ import { createFlags } from '../src/commands/batches/createFlags.ts';
 import { createPosts } from '../src/commands/batches/createPosts.ts';
 import { followTargets, unfollowTargets } from '../src/commands/batches/follows.ts';
 import type { Decision, LoadedRows, SetBasedHandler } from '../src/commands/batches/types.ts';
-import { insertRows, readTogether, writeTogether, type Statement } from '../src/db/statements.ts';
+import { transactionInFewTrips } from '../src/db/fewTrips.ts';
+import { combinedRead, combinedWrite, insertRows, splitRead, type Statement } from '../src/db/statements.ts';
 import { OutboxEvent } from '../src/entities/outboxEvent.ts';
 import type { Command, CommandResult } from '../src/pipeline/command.ts';
 import { findResultsStatement, recordResultsStatement, resultsByCommand } from '../src/pipeline/results.ts';
-import { lockBatch, outboxRow, type Execution } from './batchTransaction.ts';
+import { failpoint } from '../src/failpoints.ts';
+import { lockBatchStatements, outboxRow, type Execution } from './batchTransaction.ts';
 
 /** Hot command types with a set-based path (src/commands/batches). */
 const setBasedHandlers = new Map<string, SetBasedHandler>([createPosts, castVotes, followTargets, unfollowTargets, createFlags].map((h) => [h.type, h]));
@@ -30,47 +32,50 @@ function runsOf(commands: Command[]): { handler: SetBasedHandler; commands: Comm
 
 /**
  * A batch of hot commands at a constant number of round trips, whatever its
- * size: the locks; the lookup of earlier runs together with the first run's
- * reads; a run's writes, then the next run's reads; the last writes together
- * with every outbox event and processed_command row. Refusals are decided,
- * not thrown, so they cost nothing extra; a command id seen twice in the
- * batch answers its first result. Anything unexpected throws, and the batch
- * goes the per-command way.
+ * size, each carrying several statements (src/db/fewTrips.ts): begin, the
+ * locks, the lookup of earlier runs and the first run's reads; a run's
+ * writes with the next run's reads; the last writes with every outbox event
+ * and processed_command row, and commit. A batch of one command type is two
+ * round trips. Refusals are decided, not thrown, so they cost nothing extra;
+ * a command id seen twice in the batch answers its first result. Anything
+ * unexpected throws, and the batch goes the per-command way.
  */
 export async function applySetBased(root: EntityManager, commands: Command[]): Promise<Execution[]> {
-  return root.fork().transactional(async (em) => {
-    await lockBatch(em, commands);
-    const now = new Date();
-    // Each command once (a retry can land in the batch of its first attempt).
-    const unique = [...new Map(commands.map((c) => [c.commandId, c])).values()];
+  const now = new Date();
+  // Each command once (a retry can land in the batch of its first attempt).
+  const unique = [...new Map(commands.map((c) => [c.commandId, c])).values()];
+  return transactionInFewTrips(root, async (trips) => {
     let earlier = new Map<string, CommandResult>();
     const decided = new Map<string, Decision>();
     let writes: Statement[] = [];
     for (const [index, run] of runsOf(unique).entries()) {
+      const reads = run.handler.reads(run.commands, now);
       let rows: LoadedRows;
       if (index === 0) {
-        // After the locks, so that runs committed while we waited are seen (READ COMMITTED).
-        const processed = findResultsStatement(unique.map((c) => c.commandId));
-        const { processedCommands, ...loaded } = await readTogether(em, { ...run.handler.reads(run.commands, now), processedCommands: processed });
+        // After the locks, in statements of their own, so that runs committed while we waited are seen (READ COMMITTED).
+        const first = { ...reads, processedCommands: findResultsStatement(unique.map((c) => c.commandId)) };
+        const results = await trips.send([...lockBatchStatements(commands), combinedRead(first)]);
+        failpoint('batch-mid-transaction');
+        const { processedCommands, ...loaded } = splitRead(first, results.at(-1)?.[0]);
         earlier = resultsByCommand(processedCommands);
         rows = loaded;
       } else {
-        await writeTogether(em, writes);
+        // The writes first: this run must see what the one before wrote.
+        const results = await trips.send([...(writes.length > 0 ? [combinedWrite(writes)] : []), combinedRead(reads)]);
         writes = [];
-        rows = await readTogether(em, run.handler.reads(run.commands, now));
+        rows = splitRead(reads, results.at(-1)?.[0]);
       }
       const fresh = run.commands.filter((c) => !earlier.has(c.commandId));
       if (fresh.length === 0) continue;
-      const fold = run.handler.decide(em, fresh, rows, now);
+      const fold = run.handler.decide(root, fresh, rows, now);
       for (const decision of fold.decisions) decided.set(decision.command.commandId, decision);
       writes.push(...fold.writes);
     }
     const outbox = [...decided.values()].flatMap((d) => d.events.map((event) => outboxRow(d.command, event, now)));
-    if (outbox.length > 0) writes.push(insertRows(em, OutboxEvent, outbox));
-    if (decided.size > 0) writes.push(recordResultsStatement(em, [...decided.values()], now));
-    await writeTogether(em, writes);
+    if (outbox.length > 0) writes.push(insertRows(root, OutboxEvent, outbox));
+    if (decided.size > 0) writes.push(recordResultsStatement(root, [...decided.values()], now));
     const answered = new Set<string>();
-    return commands.map((command): Execution => {
+    const executions = commands.map((command): Execution => {
       const first = !answered.has(command.commandId);
       answered.add(command.commandId);
       const decision = decided.get(command.commandId);
@@ -78,5 +83,6 @@ export async function applySetBased(root: EntityManager, commands: Command[]): P
       const result = decision?.result ?? (earlier.get(command.commandId) as CommandResult);
       return { command, result, outcome: 'replayed', touched: [] };
     });
+    return { commit: writes.length > 0 ? [combinedWrite(writes)] : [], result: executions };
   });
 }

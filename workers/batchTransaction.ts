@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ANY_OF, textArray } from '../src/db/statements.ts';
+import { ANY_OF, statement, textArray, type Statement } from '../src/db/statements.ts';
 import type { EventDraft } from '../src/commands/types.ts';
 import type { Command, CommandResult } from '../src/pipeline/command.ts';
 import { failpoint } from '../src/failpoints.ts';
@@ -21,11 +21,11 @@ export interface Execution {
 /**
  * The database's own guard behind queue serialization. Keys of one batch all map to one
  * partition and no other partition shares them, so sorted locking cannot deadlock.
+ * One statement; the subquery's order is the order the locks are taken in.
  */
-export async function lockPartitions(em: EntityManager, commands: Command[]): Promise<void> {
+function lockPartitionsStatement(commands: Command[]): Statement {
   const keys = [...new Set(commands.map((c) => c.partitionKey))].sort();
-  // One statement; the subquery's order is the order the locks are taken in.
-  await em.execute('select pg_advisory_xact_lock(hashtext(k)) from (select k from unnest(?::text[]) as k order by 1) keys', [textArray(keys)]);
+  return statement('select pg_advisory_xact_lock(hashtext(k)) from (select k from unnest(?::text[]) as k order by 1) keys', [textArray(keys)]);
 }
 
 /**
@@ -37,20 +37,24 @@ export async function lockPartitions(em: EntityManager, commands: Command[]): Pr
  * in the opposite order of another partition's batch and deadlock, which
  * Postgres detects only after deadlock_timeout (1 s) and the batch is retried.
  */
-export async function lockAgents(em: EntityManager, commands: Command[]): Promise<void> {
+function lockAgentsStatement(commands: Command[]): Statement {
   const actors = [...new Set(commands.flatMap((c) => (c.actor ? [c.actor.agentId] : [])))];
   const postIds = [...new Set(commands.flatMap((c) => (typeof c.data.postId === 'string' ? [c.data.postId] : [])))];
-  await em.execute(
+  return statement(
     // A union rather than OR: the planner probes the agents it names instead of filtering every agent.
     `select 1 from "agent" where "id" in (select unnest(?::text[]) union select "author_id" from "post" where "id" = ${ANY_OF}) order by "id" for update`,
     [textArray(actors), textArray(postIds)],
   );
 }
 
-/** What every batch transaction takes first: its partitions, then every agent it may update. */
+/** What every batch transaction takes first, in this order: its partitions, then every agent it may update. */
+export function lockBatchStatements(commands: Command[]): Statement[] {
+  return [lockPartitionsStatement(commands), lockAgentsStatement(commands)];
+}
+
+/** lockBatch on the unit of work's transaction. */
 export async function lockBatch(em: EntityManager, commands: Command[]): Promise<void> {
-  await lockPartitions(em, commands);
-  await lockAgents(em, commands);
+  for (const { sql, params } of lockBatchStatements(commands)) await em.execute(sql, params);
   failpoint('batch-mid-transaction');
 }
 

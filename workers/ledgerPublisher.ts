@@ -1,7 +1,7 @@
 import type { Orm } from '../src/db/orm.ts';
 import type { Logger } from '../src/observability/logger.ts';
 import { outageOf, type DependencyHealth } from '../src/observability/outages.ts';
-import { PUBLISH_BATCH, publishAndAnnounce, type PublicationMarks } from '../src/ledger/publisher.ts';
+import { PUBLISH_BATCH, publishAndAnnounce, type MarksState, type PublicationMarks } from '../src/ledger/publisher.ts';
 
 export interface LedgerPublisherLoop {
   /** Publish now rather than at the next tick (a command just committed events). */
@@ -38,13 +38,17 @@ export function startLedgerPublisher(orm: Orm, logger: Logger, health: Dependenc
     });
 
   const loop = async () => {
+    let seen: MarksState | null = null;
     while (!stopped) {
       const committed = nudged;
       nudged = false;
       let delay = IDLE_MS;
       try {
-        if ((await publishAndAnnounce(orm.em, marks, committed)) === PUBLISH_BATCH) delay = 0;
+        const round = await publishAndAnnounce(orm.em, marks, committed, seen);
+        seen = round.marks;
+        if (round.published === PUBLISH_BATCH) delay = 0;
       } catch (error) {
+        seen = null;
         delay = ERROR_BACKOFF_MS;
         // An outage is one line for the whole process (DependencyHealth); anything else is a real failure.
         const dependency = outageOf(error);

@@ -28,30 +28,48 @@ export function textArray(values: readonly string[]): string {
 }
 
 /**
+ * Independent reads as one statement (its one row has a JSON column per
+ * read): see readTogether. Exported for transactions that send it in a
+ * message of their own (src/db/twoTrips.ts).
+ */
+export function combinedRead(reads: Record<string, Statement>): Statement {
+  const names = Object.keys(reads);
+  const columns = names.map((name, i) => `coalesce((select json_agg(r${i}) from (${reads[name]!.sql}) r${i}), '[]'::json) as c${i}`);
+  return statement(`select ${columns.join(', ')}`, names.flatMap((name) => reads[name]!.params));
+}
+
+/** combinedRead's row taken apart: each read's rows under its name. */
+export function splitRead<K extends string>(reads: Record<K, Statement>, row: Record<string, unknown> | undefined): Record<K, unknown[]> {
+  return Object.fromEntries(Object.keys(reads).map((name, i) => [name, (row?.[`c${i}`] as unknown[] | undefined) ?? []])) as Record<K, unknown[]>;
+}
+
+/**
  * Independent reads in one round trip: each comes back as its rows, decoded
  * from JSON (timestamps as ISO strings, numbers as numbers). They share one
  * snapshot, so none may depend on another's result.
  */
 export async function readTogether<K extends string>(em: EntityManager, reads: Record<K, Statement>): Promise<Record<K, unknown[]>> {
-  const names = Object.keys(reads) as K[];
-  const columns = names.map((name, i) => `coalesce((select json_agg(r${i}) from (${reads[name].sql}) r${i}), '[]'::json) as c${i}`);
-  const [row] = await em.execute<Record<string, unknown[]>[]>(`select ${columns.join(', ')}`, names.flatMap((name) => reads[name].params));
-  return Object.fromEntries(names.map((name, i) => [name, row?.[`c${i}`] ?? []])) as Record<K, unknown[]>;
+  const { sql, params } = combinedRead(reads);
+  const [row] = await em.execute<Record<string, unknown>[]>(sql, params);
+  return splitRead(reads, row);
 }
 
 /**
- * Independent writes in one statement, as data-modifying WITH clauses. They
+ * Independent writes as one statement, data-modifying WITH clauses. They
  * share one snapshot and run in no set order, so no two may touch the same
  * row and none may read what another writes.
  */
+export function combinedWrite(writes: Statement[]): Statement {
+  if (writes.length === 1) return writes[0] as Statement;
+  const clauses = writes.map((w, i) => `w${i} as (${w.sql})`);
+  return statement(`with ${clauses.join(', ')} select 1`, writes.flatMap((w) => w.params));
+}
+
+/** Independent writes in one round trip (combinedWrite). */
 export async function writeTogether(em: EntityManager, writes: Statement[]): Promise<void> {
   if (writes.length === 0) return;
-  if (writes.length === 1) {
-    await em.execute((writes[0] as Statement).sql, (writes[0] as Statement).params);
-    return;
-  }
-  const clauses = writes.map((w, i) => `w${i} as (${w.sql})`);
-  await em.execute(`with ${clauses.join(', ')} select 1`, writes.flatMap((w) => w.params));
+  const { sql, params } = combinedWrite(writes);
+  await em.execute(sql, params);
 }
 
 /** An entity's stored properties with their column, read once per entity from the ORM's metadata. */

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LedgerEvent } from '../entities/ledgerEvent.ts';
-import { insertRows, readTogether, statement, textArray, writeTogether } from '../db/statements.ts';
+import { combinedRead, insertRows, readTogether, splitRead, statement, textArray, writeTogether, type Statement } from '../db/statements.ts';
+import { transactionInFewTrips } from '../db/fewTrips.ts';
 import { eventLeafHash } from './leaf.ts';
 
 /**
@@ -46,22 +47,18 @@ export interface Publication {
   events: LedgerEvent[];
 }
 
+function lockStatement(mode: LockMode): Statement {
+  return mode === 'skip'
+    ? statement('select pg_try_advisory_xact_lock(?, ?) as locked', [...LEDGER_LOCK])
+    : statement('select true as locked from pg_advisory_xact_lock(?, ?)', [...LEDGER_LOCK]);
+}
+
 /**
- * Publishes up to `limit` pending rows inside the caller's transaction; null
- * when mode is 'skip' and another publisher holds the lock. The lock lasts
- * until that transaction ends. Three round trips whatever the batch size:
- * the lock; the pending rows with the ledger head and each project's size;
- * the ledger rows and the outbox marks in one statement.
+ * What a publication reads, after the lock and in a statement of its own:
+ * under READ COMMITTED it then sees the previous publisher's commit.
  */
-export async function publishBatch(tx: EntityManager, limit: number, mode: LockMode, now = new Date()): Promise<Publication | null> {
-  if (mode === 'skip') {
-    const [lock] = await tx.execute<{ locked: boolean }[]>('select pg_try_advisory_xact_lock(?, ?) as locked', [...LEDGER_LOCK]);
-    if (!lock?.locked) return null;
-  } else {
-    await tx.execute('select pg_advisory_xact_lock(?, ?)', [...LEDGER_LOCK]);
-  }
-  // After the lock, in a statement of their own: under READ COMMITTED they see the previous publisher's commit.
-  const read = await readTogether(tx, {
+function claimReads(limit: number) {
+  return {
     pending: statement(
       `select o.id::text as id, o.type, o.project_slug, o.topic_slug, o.actor, o.subject_id, o.data, o.created_at, s.next_leaf
          from (select * from outbox_event where published_at is null order by id limit ?) o
@@ -70,10 +67,14 @@ export async function publishBatch(tx: EntityManager, limit: number, mode: LockM
       [limit],
     ),
     head: statement('select coalesce(max(event_id), 0)::text as head from ledger_event'),
-  });
+  };
+}
+
+/** The publication of the claimed rows: ledger ids after the head, each project's leaves after its size, and the writes that record it. */
+function decide(em: EntityManager, read: Record<'pending' | 'head', unknown[]>, now: Date): { publication: Publication; writes: Statement[] } {
   const rows = read.pending as PendingRow[];
   let next = BigInt((read.head[0] as { head: string }).head);
-  if (rows.length === 0) return { count: 0, head: next.toString(), events: [] };
+  if (rows.length === 0) return { publication: { count: 0, head: next.toString(), events: [] }, writes: [] };
 
   const sizes = new Map<string, number>();
   for (const row of rows) if (row.project_slug && !sizes.has(row.project_slug)) sizes.set(row.project_slug, row.next_leaf ?? 0);
@@ -105,19 +106,54 @@ export async function publishBatch(tx: EntityManager, limit: number, mode: LockM
       leafHash: leafIndex === null ? null : Buffer.from(eventLeafHash(event)),
     };
   });
-  await writeTogether(tx, [
-    insertRows(tx, LedgerEvent, published),
-    statement('update outbox_event set published_at = ? where id = any(?::bigint[])', [now, textArray(rows.map((r) => r.id))]),
-  ]);
-  return { count: rows.length, head: next.toString(), events: published };
+  return {
+    publication: { count: rows.length, head: next.toString(), events: published },
+    writes: [
+      insertRows(em, LedgerEvent, published),
+      statement('update outbox_event set published_at = ? where id = any(?::bigint[])', [now, textArray(rows.map((r) => r.id))]),
+    ],
+  };
+}
+
+/**
+ * Publishes up to `limit` pending rows inside the caller's transaction; null
+ * when mode is 'skip' and another publisher holds the lock. The lock lasts
+ * until that transaction ends. Three round trips whatever the batch size:
+ * the lock; the pending rows with the ledger head and each project's size;
+ * the ledger rows and the outbox marks in one statement.
+ */
+export async function publishBatch(tx: EntityManager, limit: number, mode: LockMode, now = new Date()): Promise<Publication | null> {
+  const lock = lockStatement(mode);
+  const [locked] = await tx.execute<{ locked: boolean }[]>(lock.sql, lock.params);
+  if (!locked?.locked) return null;
+  const { publication, writes } = decide(tx, await readTogether(tx, claimReads(limit)), now);
+  await writeTogether(tx, writes);
+  return publication;
+}
+
+/**
+ * publishBatch in a transaction of its own, in two round trips
+ * (src/db/fewTrips.ts): begin, the lock and the claim; then the writes and
+ * commit. The background publisher and event reads publish this way: it is
+ * on the path of every event from its commit to the streams.
+ */
+export async function publishAlone(root: EntityManager, limit: number, mode: LockMode, now = new Date()): Promise<Publication | null> {
+  const reads = claimReads(limit);
+  return transactionInFewTrips(root, async (trips) => {
+    const [lockRows, claimRows] = await trips.send([lockStatement(mode), combinedRead(reads)]);
+    const lock = lockRows?.[0];
+    const claim = claimRows?.[0];
+    if (!lock?.locked) return { rollback: true, result: null };
+    const { publication, writes } = decide(root, splitRead(reads, claim), now);
+    return { commit: writes, result: publication };
+  });
 }
 
 /** One bounded reconciliation in a transaction of its own; cheap when nothing is pending. Null: nothing was pending, or another publisher holds the lock. */
 export async function publishPending(root: EntityManager, limit = PUBLISH_BATCH, mode: LockMode = 'skip'): Promise<Publication | null> {
-  const em = root.fork();
-  const pending = await em.execute('select 1 from outbox_event where published_at is null limit 1');
+  const pending = await root.fork().execute('select 1 from outbox_event where published_at is null limit 1');
   if (pending.length === 0) return null;
-  return em.transactional((tx) => publishBatch(tx, limit, mode));
+  return publishAlone(root, limit, mode);
 }
 
 /** Rounds a reader waits for other publishers before it queues for the lock itself. */
@@ -142,7 +178,7 @@ export async function publishForReader(root: EntityManager, marks: PublicationMa
   // What this reader published itself, announced with the head (a run with gaps is announced as the head alone).
   const events: LedgerEvent[] = [];
   for (let round = 0; target !== null; round++) {
-    const outcome = await root.fork().transactional((tx) => publishBatch(tx, PUBLISH_BATCH, round < READER_ROUNDS ? 'skip' : 'wait'));
+    const outcome = await publishAlone(root, PUBLISH_BATCH, round < READER_ROUNDS ? 'skip' : 'wait');
     if (outcome) events.push(...outcome.events);
     // Our own publication saw every row pending at the call (they were committed then) and took all it found.
     if (outcome && outcome.count < PUBLISH_BATCH) {
@@ -168,11 +204,23 @@ export async function ledgerHead(em: EntityManager): Promise<string> {
   return row?.head ?? '0';
 }
 
+/** The outbox's dirty mark and the announced head, as read at some moment. */
+export interface MarksState {
+  dirty: string | null;
+  head: string | null;
+}
+
 /** Where publications are announced to readers (src/store/ledgerMarks.ts); the ledger itself knows nothing of Redis. */
 export interface PublicationMarks {
-  read(): Promise<{ dirty: string | null; head: string | null }>;
-  /** `events`: the publication that raised the head to `head`, announced with it so event streams need not read it back. */
-  published(head: string, drained: string | null, events?: readonly LedgerEvent[]): Promise<void>;
+  read(): Promise<MarksState>;
+  /** `events`: the publication that raised the head to `head`, announced with it so event streams need not read it back. Returns the marks after it. */
+  published(head: string, drained: string | null, events?: readonly LedgerEvent[]): Promise<MarksState>;
+}
+
+/** A publisher round's outcome: rows published, and the marks as its announcement left them (null: it announced nothing). */
+export interface Round {
+  published: number;
+  marks: MarksState | null;
 }
 
 /**
@@ -182,15 +230,18 @@ export interface PublicationMarks {
  * a full batch (event reads clear it when they find nothing pending).
  * `committed`: a command has just committed outbox rows (the publisher was
  * nudged), so the check for pending rows is skipped: a round trip fewer
- * between a commit and its events' publication. The marks are read before
- * the transaction, never while it holds the ledger's lock.
+ * between a commit and its events' publication. `seen`: the marks as the
+ * previous round's announcement left them, which serve as this round's when
+ * nudged (another round trip fewer); otherwise they are read. Either way they
+ * are read before the transaction: a mark set after that read is never
+ * cleared by this round (it could belong to rows this round does not see),
+ * and nothing waits on Redis while the ledger's lock is held.
  */
-export async function publishAndAnnounce(root: EntityManager, marks: PublicationMarks, committed = false): Promise<number> {
-  const { dirty, head } = await marks.read();
-  const publication = committed ? await root.fork().transactional((tx) => publishBatch(tx, PUBLISH_BATCH, 'skip')) : await publishPending(root, PUBLISH_BATCH, 'skip');
+export async function publishAndAnnounce(root: EntityManager, marks: PublicationMarks, committed = false, seen: MarksState | null = null): Promise<Round> {
+  const { dirty, head } = committed && seen ? seen : await marks.read();
+  const publication = committed ? await publishAlone(root, PUBLISH_BATCH, 'skip') : await publishPending(root, PUBLISH_BATCH, 'skip');
   const published = publication?.count ?? 0;
-  if (published === 0 && !dirty && head !== null) return published;
+  if (published === 0 && !dirty && head !== null) return { published, marks: null };
   const drained = published > 0 && published < PUBLISH_BATCH;
-  await marks.published(publication?.head ?? (await ledgerHead(root.fork())), drained ? dirty : null, publication?.events);
-  return published;
+  return { published, marks: await marks.published(publication?.head ?? (await ledgerHead(root.fork())), drained ? dirty : null, publication?.events) };
 }

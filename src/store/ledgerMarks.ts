@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';
 import type { LedgerEvent } from '../entities/ledgerEvent.ts';
 import { encodeAnnouncement } from '../ledger/announcement.ts';
+import type { MarksState } from '../ledger/publisher.ts';
 import type { RedisKeys, RedisClient } from '../redis.ts';
 
 /**
@@ -10,7 +11,8 @@ import type { RedisKeys, RedisClient } from '../redis.ts';
  * key: pub/sub reaches every node of a cluster; ARGV[4] the announcement,
  * src/ledger/announcement.ts); then clears the dirty mark if it is still the
  * one seen. An announcement is at most once: streams also check the head in
- * Postgres periodically (src/ledger/fanout.ts).
+ * Postgres periodically (src/ledger/fanout.ts). Returns the marks as they
+ * stand after it: the publisher's next round starts from them.
  */
 const publishedScript = `
 local head = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -18,8 +20,12 @@ if tonumber(ARGV[1]) > head then
   redis.call('SET', KEYS[1], ARGV[1])
   redis.call('PUBLISH', ARGV[3], ARGV[4])
 end
-if ARGV[2] ~= '' and redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
-return 1
+local dirty = redis.call('GET', KEYS[2])
+if ARGV[2] ~= '' and dirty == ARGV[2] then
+  redis.call('DEL', KEYS[2])
+  dirty = false
+end
+return {dirty, redis.call('GET', KEYS[1])}
 `;
 
 /**
@@ -50,14 +56,16 @@ export class LedgerMarks {
     await this.redis.set(this.keys.outboxDirty, randomBytes(9).toString('base64url'));
   }
 
-  async read(): Promise<{ dirty: string | null; head: string | null }> {
+  async read(): Promise<MarksState> {
     const [dirty, head] = await this.redis.mget(this.keys.outboxDirty, this.keys.ledgerHead);
     return { dirty: dirty ?? null, head: head ?? null };
   }
 
   /** After a publication commit: the head is at least `head`; `drained` the mark seen before publishing, when nothing was left. */
-  async published(head: string, drained: string | null, events: readonly LedgerEvent[] = []): Promise<void> {
-    await (this.redis as unknown as { agoraLedgerPublished(k1: string, k2: string, head: string, mark: string, channel: string, announcement: string): Promise<unknown> }).agoraLedgerPublished(
+  async published(head: string, drained: string | null, events: readonly LedgerEvent[] = []): Promise<MarksState> {
+    const [dirty, raised] = await (
+      this.redis as unknown as { agoraLedgerPublished(k1: string, k2: string, head: string, mark: string, channel: string, announcement: string): Promise<[string | null, string | null]> }
+    ).agoraLedgerPublished(
       this.keys.ledgerHead,
       this.keys.outboxDirty,
       head,
@@ -65,5 +73,6 @@ export class LedgerMarks {
       this.keys.ledgerAnnouncements,
       encodeAnnouncement(head, events),
     );
+    return { dirty, head: raised };
   }
 }

@@ -1,0 +1,84 @@
+import { createRequire } from 'node:module';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { escapeLiteral, transactionInFewTrips } from '../../src/db/fewTrips.ts';
+import { openOrm, type Orm } from '../../src/db/orm.ts';
+import { statement } from '../../src/db/statements.ts';
+import { unique } from '../support/client.ts';
+
+let orm: Orm;
+const table = unique('few_trips_').replace(/[^a-z0-9_]/gi, '_').toLowerCase();
+
+beforeAll(async () => {
+  orm = await openOrm(inject('databaseUrl'), { poolMax: 2 });
+  await orm.em.fork().execute(`create table ${table} (id text primary key, body text not null, at timestamptz)`);
+});
+afterAll(async () => {
+  await orm.em.fork().execute(`drop table if exists ${table}`);
+  await orm.close();
+});
+
+const insert = (id: string, body: string, at: Date | null = null) => statement(`insert into ${table} (id, body, at) values (?, ?, ?)`, [id, body, at]);
+/** The rows stored under an id, each timestamp as an ISO string. */
+async function rowsOf(id: string): Promise<{ body: string; at: string | null }[]> {
+  const rows = await orm.em.fork().execute<{ body: string; at: string | null }[]>(`select body, at from ${table} where id = ?`, [id]);
+  return rows.map(({ body, at }) => ({ body, at: at === null ? null : new Date(at).toISOString() }));
+}
+
+describe('transactions in few round trips', () => {
+  it('commits the writes sent with commit, every parameter arriving as it was sent', async () => {
+    const body = `it's a "quote", a back\\slash, \\' both, ünïcödé, emoji 🚀, a ? mark and $1`;
+    const at = new Date('2026-11-25T10:11:12.345Z');
+    await transactionInFewTrips(orm.em, async () => ({ commit: [insert('literal', body, at)], result: null }));
+    expect(await rowsOf('literal')).toEqual([{ body, at: at.toISOString() }]);
+  });
+
+  it('lets a later trip read what an earlier trip of the same transaction wrote, before anyone else can', async () => {
+    const seen = await transactionInFewTrips(orm.em, async (trips) => {
+      await trips.send([insert('own-write', 'first')]);
+      const outside = await rowsOf('own-write');
+      const [rows] = await trips.send([statement(`select body from ${table} where id = ?`, ['own-write'])]);
+      return { commit: [], result: { inside: rows, outside } };
+    });
+    expect(seen).toEqual({ inside: [{ body: 'first' }], outside: [] });
+    expect(await rowsOf('own-write')).toEqual([{ body: 'first', at: null }]);
+  });
+
+  it('leaves nothing behind when it ends in a rollback', async () => {
+    await transactionInFewTrips(orm.em, async (trips) => {
+      await trips.send([insert('rolled-back', 'gone')]);
+      return { rollback: true, result: null };
+    });
+    expect(await rowsOf('rolled-back')).toEqual([]);
+  });
+
+  it("rolls back every statement when one fails, throws MikroORM's exception for it, and the pool serves the next transaction", async () => {
+    await transactionInFewTrips(orm.em, async () => ({ commit: [insert('taken', 'one')], result: null }));
+    const failing = transactionInFewTrips(orm.em, async (trips) => {
+      await trips.send([insert('before-the-failure', 'x')]);
+      return { commit: [insert('taken', 'two')], result: null };
+    });
+    await expect(failing).rejects.toBeInstanceOf(UniqueConstraintViolationException);
+    expect(await rowsOf('before-the-failure')).toEqual([]);
+    expect(await rowsOf('taken')).toEqual([{ body: 'one', at: null }]);
+    // Both of the pool's two connections, and then some: a connection left mid-transaction would fail here.
+    for (let i = 0; i < 3; i++) await transactionInFewTrips(orm.em, async () => ({ commit: [insert(`after-${i}`, 'ok')], result: null }));
+    expect(await rowsOf('after-2')).toEqual([{ body: 'ok', at: null }]);
+  });
+
+  it('refuses a statement whose placeholders and parameters do not match, sending nothing', async () => {
+    const mismatched = transactionInFewTrips(orm.em, async () => ({ commit: [statement(`insert into ${table} (id, body) values (?, ?)`, ['only-one'])], result: null }));
+    await expect(mismatched).rejects.toThrow('2 placeholders for 1 parameters');
+    expect(await rowsOf('only-one')).toEqual([]);
+  });
+});
+
+describe('escapeLiteral', () => {
+  it("writes exactly what pg's escapeLiteral writes", () => {
+    const pg = createRequire(import.meta.url)('pg') as { escapeLiteral(text: string): string };
+    for (const text of ['', 'plain', "it's", 'back\\slash', "both ' and \\", '{"a":"line\\nbreak \\"q\\""}', "''\\\\''"]) {
+      expect(escapeLiteral(text)).toBe(pg.escapeLiteral(text));
+    }
+  });
+});
