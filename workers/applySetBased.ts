@@ -41,10 +41,12 @@ function runsOf(commands: Command[]): { handler: SetBasedHandler; commands: Comm
  * unexpected throws, and the batch goes the per-command way.
  */
 export async function applySetBased(root: EntityManager, commands: Command[]): Promise<Execution[]> {
-  const now = new Date();
   // Each command once (a retry can land in the batch of its first attempt).
   const unique = [...new Map(commands.map((c) => [c.commandId, c])).values()];
   return transactionInFewTrips(root, async (trips) => {
+    // The batch's time is taken once its locks are held, as on the per-command paths: it never precedes
+    // the commit of a batch this one waited for. The reads only need a time that is not later.
+    let now = new Date();
     let earlier = new Map<string, CommandResult>();
     const decided = new Map<string, Decision>();
     let writes: Statement[] = [];
@@ -56,6 +58,7 @@ export async function applySetBased(root: EntityManager, commands: Command[]): P
         const first = { ...reads, processedCommands: findResultsStatement(unique.map((c) => c.commandId)) };
         const results = await trips.send([...lockBatchStatements(commands), combinedRead(first)]);
         failpoint('batch-mid-transaction');
+        now = new Date();
         const { processedCommands, ...loaded } = splitRead(first, results.at(-1)?.[0]);
         earlier = resultsByCommand(processedCommands);
         rows = loaded;

@@ -37,7 +37,8 @@ export interface SetBasedHandler {
   type: string;
   /** Commands this handler cannot take (rare options) go through the per-command path. */
   accepts(command: Command): boolean;
-  reads(commands: Command[], now: Date): Record<string, Statement>;
+  /** `sentAt`: a time before the reads are sent (the batch's own time comes after them, so it is never earlier). */
+  reads(commands: Command[], sentAt: Date): Record<string, Statement>;
   /** `em` only lends its metadata to the writes: deciding does no I/O. */
   decide(em: EntityManager, commands: Command[], rows: LoadedRows, now: Date): Fold;
 }
