@@ -51,6 +51,9 @@ export class LedgerFanout {
   /** Set and cleared synchronously by pump, so a raise never finds a pump that has already decided to stop. */
   private pumping = false;
   private timer: NodeJS.Timeout | null = null;
+  /** Announced events not handed out yet: the announcements of one read from Redis go out together (see announce). */
+  private queued: FannedEvent[] = [];
+  private flushScheduled = false;
 
   constructor(root: EntityManager, options: FanoutOptions) {
     this.root = root;
@@ -66,6 +69,7 @@ export class LedgerFanout {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    this.queued = [];
     this.everything.clear();
     this.byProject.clear();
     this.keys.clear();
@@ -102,7 +106,14 @@ export class LedgerFanout {
     }
   }
 
-  /** An announcement (src/ledger/announcement.ts); anything else is ignored. */
+  /**
+   * An announcement (src/ledger/announcement.ts); anything else is ignored.
+   * Its events are handed out once the read that brought it is parsed, with
+   * those of every other announcement in that read: a stream then takes one
+   * socket write for all of them. When the API falls behind, the
+   * announcements that waited meanwhile arrive in one read, so the fan-out
+   * writes less exactly when it has least time.
+   */
   announce(message: string): void {
     const announcement = decodeAnnouncement(message);
     if (!announcement) return;
@@ -110,7 +121,7 @@ export class LedgerFanout {
     // Its events are the next ones and no read is under way (which would hand them too): no need to read them back.
     if (events && !this.pumping && BigInt(events[0]!.eventId) === this.fanned + 1n) {
       this.fanned = head;
-      if (this.keys.size > 0) this.hand(events.map((row) => ({ id: BigInt(row.eventId), row, encoded: new Map() })));
+      if (this.keys.size > 0) this.handSoon(events.map((row) => ({ id: BigInt(row.eventId), row, encoded: new Map() })));
     }
     // Reads whatever a higher target (the catch-up's) still leaves unfanned.
     this.raise(head);
@@ -155,6 +166,8 @@ export class LedgerFanout {
         }
         const events = rows.map((row) => ({ id: BigInt(row.eventId), row, encoded: new Map() }));
         this.fanned = events[events.length - 1]!.id;
+        // Announced events still queued come before these: out first, in id order.
+        this.flush();
         this.hand(events);
       }
     } finally {
@@ -169,6 +182,24 @@ export class LedgerFanout {
       this.options.onError?.(error);
       return null;
     }
+  }
+
+  private handSoon(events: FannedEvent[]): void {
+    this.queued.push(...events);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    // A microtask: after the subscriber has parsed the whole read, before any other I/O.
+    queueMicrotask(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    if (this.queued.length === 0) return;
+    const events = this.queued;
+    this.queued = [];
+    this.hand(events);
   }
 
   private hand(events: FannedEvent[]): void {

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { LedgerEvent } from '../../src/entities/ledgerEvent.ts';
+import { encodeAnnouncement } from '../../src/ledger/announcement.ts';
+import { LedgerFanout } from '../../src/ledger/fanout.ts';
 import { ledgerHead } from '../../src/ledger/publisher.ts';
 import { createProject, registerAgent, type TestAgent } from '../support/client.ts';
 import { EventStreamReader } from '../support/eventStream.ts';
@@ -164,6 +167,40 @@ describe('one ledger fan-out per API instance', () => {
       expect([...stream.ids(), ...resumed.ids()]).toEqual(expected);
     } finally {
       resumed.close();
+    }
+  });
+});
+
+describe('a fan-out between announcements', () => {
+  it('hands a stream the events of announcements that arrive together in one delivery, in id order', async () => {
+    const fanout = new LedgerFanout(writer.orm.em, { catchUpMs: 60_000 });
+    await fanout.start();
+    const deliveries: string[][] = [];
+    fanout.add({ deliver: (events) => deliveries.push(events.map((e) => e.row.eventId)) }, 'turns-project');
+    const after = BigInt(await head());
+    // Announcements as a publisher sends them; their events need not be in this database (the fan-out hands them on as they are).
+    const event = (offset: bigint): LedgerEvent => ({
+      eventId: (after + offset).toString(),
+      outboxId: (after + offset).toString(),
+      type: 'post.created',
+      projectSlug: 'turns-project',
+      topicSlug: null,
+      actor: null,
+      subjectId: null,
+      data: {},
+      createdAt: new Date(),
+      publishedAt: new Date(),
+      leafIndex: null,
+      leafHash: null,
+    });
+    try {
+      fanout.announce(encodeAnnouncement((after + 1n).toString(), [event(1n)]));
+      fanout.announce(encodeAnnouncement((after + 3n).toString(), [event(2n), event(3n)]));
+      expect(deliveries).toEqual([]);
+      await Promise.resolve();
+      expect(deliveries).toEqual([[1n, 2n, 3n].map((offset) => (after + offset).toString())]);
+    } finally {
+      fanout.stop();
     }
   });
 });
