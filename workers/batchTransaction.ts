@@ -52,7 +52,7 @@ export function lockBatchStatements(commands: Command[]): Statement[] {
   return [lockPartitionsStatement(commands), lockAgentsStatement(commands)];
 }
 
-/** lockBatch on the unit of work's transaction. */
+/** The statements of lockBatchStatements on the unit of work's transaction, one round trip each; then the failpoint that fault tests use to stop a batch mid-transaction. */
 export async function lockBatch(em: EntityManager, commands: Command[]): Promise<void> {
   for (const { sql, params } of lockBatchStatements(commands)) await em.execute(sql, params);
   failpoint('batch-mid-transaction');

@@ -11,6 +11,13 @@ export interface LedgerPublisherLoop {
 }
 
 const IDLE_MS = 100;
+/**
+ * How long the marks an announcement returned stand in for a fresh read.
+ * Older marks would still be safe to clear against (a newer mark is never
+ * cleared), but after an idle pause they could miss a head lost with a Redis
+ * restart until a later round; under load rounds follow within milliseconds.
+ */
+const SEEN_FRESH_MS = 20;
 const ERROR_BACKOFF_MS = 1000;
 
 /**
@@ -39,13 +46,15 @@ export function startLedgerPublisher(orm: Orm, logger: Logger, health: Dependenc
 
   const loop = async () => {
     let seen: MarksState | null = null;
+    let seenAt = 0;
     while (!stopped) {
       const committed = nudged;
       nudged = false;
       let delay = IDLE_MS;
       try {
-        const round = await publishAndAnnounce(orm.em, marks, committed, seen);
+        const round = await publishAndAnnounce(orm.em, marks, committed, performance.now() - seenAt <= SEEN_FRESH_MS ? seen : null);
         seen = round.marks;
+        seenAt = performance.now();
         if (round.published === PUBLISH_BATCH) delay = 0;
       } catch (error) {
         seen = null;

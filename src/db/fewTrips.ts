@@ -83,8 +83,13 @@ export async function transactionInFewTrips<T>(em: EntityManager, work: (trips: 
   }
 }
 
-/** A statement with its `?` placeholders replaced by literals. */
+/**
+ * A statement with its `?` placeholders replaced by literals. Every `?` is a
+ * placeholder here: the `\\?` and `??` forms MikroORM's execute also reads
+ * are refused rather than misread.
+ */
 export function inline({ sql, params }: Statement): string {
+  if (sql.includes('??') || sql.includes('\\?')) throw new Error('a statement sent in few trips takes only plain ? placeholders');
   const parts = sql.split('?');
   if (parts.length !== params.length + 1) throw new Error(`statement has ${parts.length - 1} placeholders for ${params.length} parameters`);
   return parts.reduce((text, part, i) => text + literal(params[i - 1]) + part);
@@ -93,8 +98,9 @@ export function inline({ sql, params }: Statement): string {
 function literal(value: unknown): string {
   if (value === null) return 'null';
   if (typeof value === 'string') return escapeLiteral(value);
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  if (typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  // Parenthesised, a negative number after a minus sign cannot become a `--` comment.
+  if ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'bigint') return `(${String(value)})`;
+  if (typeof value === 'boolean') return String(value);
   if (value instanceof Date) return escapeLiteral(value.toISOString());
   throw new Error(`no literal for a parameter of type ${typeof value}`);
 }

@@ -30,7 +30,7 @@ export function textArray(values: readonly string[]): string {
 /**
  * Independent reads as one statement (its one row has a JSON column per
  * read): see readTogether. Exported for transactions that send it in a
- * message of their own (src/db/twoTrips.ts).
+ * message of their own (src/db/fewTrips.ts).
  */
 export function combinedRead(reads: Record<string, Statement>): Statement {
   const names = Object.keys(reads);

@@ -82,7 +82,9 @@ export class LedgerFanout {
   /**
    * From now on the listener gets every event fanned out (or, given a
    * project, that project's events); what came before is its own to read
-   * from the ledger.
+   * from the ledger. It may also get a few events fanned out just before it
+   * joined (announced events wait for the end of their read, see announce):
+   * a listener drops ids it has already passed.
    */
   add(listener: FanoutListener, projectSlug: string | null = null): void {
     this.keys.set(listener, projectSlug);

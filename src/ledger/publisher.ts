@@ -55,16 +55,19 @@ function lockStatement(mode: LockMode): Statement {
 
 /**
  * What a publication reads, after the lock and in a statement of its own:
- * under READ COMMITTED it then sees the previous publisher's commit.
+ * under READ COMMITTED it then sees the previous publisher's commit. The
+ * pending rows are read only by the lock's holder (taking a lock already
+ * held is instant and true): sent in one message with a try-lock that
+ * failed, the read costs nothing.
  */
 function claimReads(limit: number) {
   return {
     pending: statement(
       `select o.id::text as id, o.type, o.project_slug, o.topic_slug, o.actor, o.subject_id, o.data, o.created_at, s.next_leaf
-         from (select * from outbox_event where published_at is null order by id limit ?) o
+         from (select * from outbox_event where published_at is null and (select pg_try_advisory_xact_lock(?, ?)) order by id limit ?) o
          left join lateral (select max(l.leaf_index) + 1 as next_leaf from ledger_event l where l.project_slug = o.project_slug) s on true
         order by o.id`,
-      [limit],
+      [...LEDGER_LOCK, limit],
     ),
     head: statement('select coalesce(max(event_id), 0)::text as head from ledger_event'),
   };

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';
 import type { LedgerEvent } from '../entities/ledgerEvent.ts';
 import { encodeAnnouncement } from '../ledger/announcement.ts';
-import type { MarksState } from '../ledger/publisher.ts';
+import type { MarksState, PublicationMarks } from '../ledger/publisher.ts';
 import type { RedisKeys, RedisClient } from '../redis.ts';
 
 /**
@@ -37,7 +37,7 @@ return {dirty, redis.call('GET', KEYS[1])}
  * drained the outbox raises the head and clears the mark it saw, so a newer
  * mark survives it.
  */
-export class LedgerMarks {
+export class LedgerMarks implements PublicationMarks {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
 

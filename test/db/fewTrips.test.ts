@@ -67,6 +67,14 @@ describe('transactions in few round trips', () => {
     expect(await rowsOf('after-2')).toEqual([{ body: 'ok', at: null }]);
   });
 
+  it('sends numbers, negative ones after a minus sign included, bigints and booleans as the values they are', async () => {
+    const results = await transactionInFewTrips(orm.em, async (trips) => ({
+      commit: [],
+      result: await trips.send([statement('select 10-? as difference, ?::bigint as big, ? as yes, ?::numeric as fraction', [-5, 9007199254740993n, true, 0.25])]),
+    }));
+    expect(results[0]?.[0]).toEqual({ difference: 15, big: '9007199254740993', yes: true, fraction: '0.25' });
+  });
+
   it('refuses a statement whose placeholders and parameters do not match, sending nothing', async () => {
     const mismatched = transactionInFewTrips(orm.em, async () => ({ commit: [statement(`insert into ${table} (id, body) values (?, ?)`, ['only-one'])], result: null }));
     await expect(mismatched).rejects.toThrow('2 placeholders for 1 parameters');

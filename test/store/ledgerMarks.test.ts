@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { closeRedis, connectRedis, redisKeys } from '../../src/redis.ts';
+import { LedgerMarks } from '../../src/store/ledgerMarks.ts';
+import { unique } from '../support/client.ts';
 import { createPost, newTopic, type TestTopic } from '../support/forum.ts';
 import { TcpProxy, targetOf } from '../support/tcpProxy.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
@@ -51,5 +54,23 @@ describe('events polls answered from the published ledger head', () => {
     const next = await poll(etag);
     expect(next.status).toBe(200);
     expect(next.body.events.map((e: { subjectId: string }) => e.subjectId)).toContain(post.id);
+  });
+});
+
+describe('the marks a publication leaves', () => {
+  it("returns the marks as its announcement left them: the dirty mark it saw cleared, a newer one kept, the head never lowered", async () => {
+    const redis = connectRedis({ redisUrl: inject('redisUrl'), redisClusterNodes: [] }, 'ledger-marks-test');
+    const marks = new LedgerMarks(redis, redisKeys(unique('marks')));
+    try {
+      await marks.markDirtyNow();
+      const seen = await marks.read();
+      expect(await marks.published('5', seen.dirty)).toEqual({ dirty: null, head: '5' });
+
+      await marks.markDirtyNow();
+      const newer = await marks.read();
+      expect(await marks.published('4', seen.dirty)).toEqual({ dirty: newer.dirty, head: '5' });
+    } finally {
+      await closeRedis(redis);
+    }
   });
 });
