@@ -10,7 +10,8 @@ import { OutboxEvent } from '../src/entities/outboxEvent.ts';
 import type { Command, CommandResult } from '../src/pipeline/command.ts';
 import { findResultsStatement, recordResultsStatement, resultsByCommand } from '../src/pipeline/results.ts';
 import { failpoint } from '../src/failpoints.ts';
-import { lockBatchStatements, outboxRow, type Execution } from './batchTransaction.ts';
+import { claimInTrip, PUBLISH_BATCH } from '../src/ledger/publisher.ts';
+import { lockBatchStatements, outboxRow, type Applied, type Execution } from './batchTransaction.ts';
 
 /** Hot command types with a set-based path (src/commands/batches). */
 const setBasedHandlers = new Map<string, SetBasedHandler>([createPosts, castVotes, followTargets, unfollowTargets, createFlags].map((h) => [h.type, h]));
@@ -35,12 +36,14 @@ function runsOf(commands: Command[]): { handler: SetBasedHandler; commands: Comm
  * size, each carrying several statements (src/db/fewTrips.ts): begin, the
  * locks, the lookup of earlier runs and the first run's reads; a run's
  * writes with the next run's reads; the last writes with every outbox event
- * and processed_command row, and commit. A batch of one command type is two
- * round trips. Refusals are decided, not thrown, so they cost nothing extra;
+ * and processed_command row, the ledger's lock and the claim of the pending
+ * events; the ledger rows, and commit (a batch that emits no event commits
+ * with its last writes instead). A batch of one command type is three round
+ * trips, its publication included. Refusals are decided, not thrown, so they cost nothing extra;
  * a command id seen twice in the batch answers its first result. Anything
  * unexpected throws, and the batch goes the per-command way.
  */
-export async function applySetBased(root: EntityManager, commands: Command[]): Promise<Execution[]> {
+export async function applySetBased(root: EntityManager, commands: Command[]): Promise<Applied> {
   // Each command once (a retry can land in the batch of its first attempt).
   const unique = [...new Map(commands.map((c) => [c.commandId, c])).values()];
   return transactionInFewTrips(root, async (trips) => {
@@ -86,6 +89,12 @@ export async function applySetBased(root: EntityManager, commands: Command[]): P
       const result = decision?.result ?? (earlier.get(command.commandId) as CommandResult);
       return { command, result, outcome: 'replayed', touched: [] };
     });
-    return { commit: writes.length > 0 ? [combinedWrite(writes)] : [], result: executions };
+    if (outbox.length === 0) return { commit: writes.length > 0 ? [combinedWrite(writes)] : [], result: { executions, publication: null } };
+    // The batch publishes its own events: its writes, then the ledger's lock and claim, in one trip; the ledger rows
+    // with commit. The events reach the ledger with the batch's commit, not a publisher's round later.
+    const claim = claimInTrip(PUBLISH_BATCH, 'wait');
+    const results = await trips.send([combinedWrite(writes), ...claim.statements]);
+    const claimed = claim.decide(root, results, new Date());
+    return { commit: claimed?.writes ?? [], result: { executions, publication: claimed?.publication ?? null } };
   });
 }

@@ -3,6 +3,7 @@ import { ANY_OF, statement, textArray, type Statement } from '../src/db/statemen
 import type { EventDraft } from '../src/commands/types.ts';
 import type { Command, CommandResult } from '../src/pipeline/command.ts';
 import { failpoint } from '../src/failpoints.ts';
+import type { Publication } from '../src/ledger/publisher.ts';
 
 // What every path of a batch transaction shares: the result record, the locks taken first, the outbox row.
 
@@ -16,6 +17,16 @@ export interface Execution {
   touched: string[];
   /** Token hashes whose cached lookups die after commit (see CredentialCache). */
   expiredCredentials?: string[];
+}
+
+/**
+ * A batch's outcome: every command's, and the ledger publication that
+ * committed with it (the set-based path publishes its own events; the
+ * per-command paths leave them to the ledger publisher: null).
+ */
+export interface Applied {
+  executions: Execution[];
+  publication: Publication | null;
 }
 
 /**

@@ -11,6 +11,7 @@ import { queuePrefix, type RedisClient } from '../src/redis.ts';
 import { settleWithin } from '../src/settle.ts';
 import { afterCommitPipeline } from '../src/store/afterCommit.ts';
 import type { Stores } from '../src/store/stores.ts';
+import { PUBLISH_BATCH, type Publication } from '../src/ledger/publisher.ts';
 import { executeBatch, type Execution } from './executeBatch.ts';
 import { startLedgerPublisher, type LedgerPublisherLoop } from './ledgerPublisher.ts';
 
@@ -80,12 +81,12 @@ export class CommandWorkers {
     const { orm, settings, metrics, logger } = this.runtime;
     const stopTimer = metrics.batchDuration.startTimer();
     metrics.batchSize.observe(job.data.commands.length);
-    await this.stores.ledgerMarks.markDirtyNow();
-    const { executions, failures } = await executeBatch(orm.em, settings, job.data.commands, (mode, commands, cause) =>
+    const mark = await this.stores.ledgerMarks.markDirtyNow();
+    const { executions, publication, failures } = await executeBatch(orm.em, settings, job.data.commands, (mode, commands, cause) =>
       logger.info({ mode, commandIds: commandIds(commands), cause: cause.message }, `batch of ${commands.length} applied again (${mode})`),
     );
     failpoint('batch-committed-before-reply');
-    await this.deliver(executions);
+    await this.deliver(executions, publication, mark);
     failpoint('batch-replied-before-complete');
     stopTimer();
     for (const { command, outcome } of executions) metrics.commands.inc({ type: command.type, outcome });
@@ -96,22 +97,30 @@ export class CommandWorkers {
 
   /**
    * After commit, in one Redis round trip whatever the batch size: fresh
-   * ETags, tombstones for changed credentials, retry-key results, then one
-   * reply per command (a pipeline runs in order, so a client that hears its
-   * reply finds both already in place). With read replicas, first one
-   * statement for the WAL position past this commit, recorded in the ETags
-   * and for every acting agent before the replies (src/db/replicas.ts).
+   * ETags, tombstones for changed credentials, the announcement of the
+   * batch's publication, retry-key results, then one reply per command (a
+   * pipeline runs in order, so a client that hears its reply finds all of
+   * it in place). With read replicas, first one statement for the WAL
+   * position past this commit, recorded in the ETags and for every acting
+   * agent before the replies (src/db/replicas.ts).
+   *
+   * A publication that took less than a full batch left nothing pending
+   * that was committed before it, so it clears the batch's own dirty mark
+   * (`mark`, unless a later writer replaced it). Otherwise outbox rows may
+   * wait: the mark stays, and the ledger publisher is nudged.
    */
-  private async deliver(executions: Execution[]): Promise<void> {
+  private async deliver(executions: Execution[], publication: Publication | null, mark: string): Promise<void> {
     const { etags, credentials, ledgerMarks, idempotency, positions } = this.stores;
-    this.ledger.nudge();
+    const drained = publication !== null && publication.count < PUBLISH_BATCH;
+    if (!drained) this.ledger.nudge();
     const position = this.runtime.settings.databaseReplicaUrls.length > 0 ? await currentPosition(this.runtime.orm.em.fork()) : null;
     const pipeline = afterCommitPipeline(this.runtime.redis);
     etags.bump(pipeline, executions.flatMap((e) => e.touched), position);
     if (position !== null) positions.record(pipeline, executions.flatMap((e) => (e.command.actor ? [e.command.actor.agentId] : [])), position);
     credentials.expire(pipeline, executions.flatMap((e) => e.expiredCredentials ?? []));
+    if (publication) ledgerMarks.publishedIn(pipeline, publication.head, drained ? mark : null, publication.events);
     // Outbox rows may be waiting: event reads take the publishing path until a publisher drains them.
-    if (executions.some((e) => e.outcome === 'applied')) ledgerMarks.markDirty(pipeline);
+    if (!drained && executions.some((e) => e.outcome === 'applied')) ledgerMarks.markDirty(pipeline);
     for (const { command, result } of executions) {
       if (command.idempotency) idempotency.completeIn(pipeline, command.idempotency.cacheKey, command.idempotency.fingerprint, command.commandId, result);
       pipeline.publish(command.replyTo, encodeReply(command.commandId, result));

@@ -18,9 +18,9 @@ import { ApiError } from '../src/errors.ts';
 import { currentCommand, type Command, type CommandResult } from '../src/pipeline/command.ts';
 import { findResult, findResults, queueResult, recordResult, refusalResult } from '../src/pipeline/results.ts';
 import { applySetBased, takesSetBasedPath } from './applySetBased.ts';
-import { lockBatch, outboxRow, type Execution } from './batchTransaction.ts';
+import { lockBatch, outboxRow, type Applied, type Execution } from './batchTransaction.ts';
 
-export type { Execution } from './batchTransaction.ts';
+export type { Applied, Execution } from './batchTransaction.ts';
 
 /** A command of a batch that could not be applied even on its own (a bug or an outage); BullMQ retries it. */
 export interface Failure {
@@ -145,26 +145,26 @@ export async function executeBatch(
   settings: Settings,
   enqueued: Command[],
   onRetry: BatchRetryListener = () => {},
-): Promise<{ executions: Execution[]; failures: Failure[] }> {
+): Promise<Applied & { failures: Failure[] }> {
   // A command from an API older than Command.view carries the view in its data.
   const commands = enqueued.map(currentCommand);
   if (takesSetBasedPath(commands)) {
     try {
-      return { executions: await applySetBased(root, commands), failures: [] };
+      return { ...(await applySetBased(root, commands)), failures: [] };
     } catch (error) {
       onRetry('per_command', commands, error as Error);
     }
   }
   try {
-    return { executions: await applyOptimistically(root, settings, commands), failures: [] };
+    return { executions: await applyOptimistically(root, settings, commands), publication: null, failures: [] };
   } catch (error) {
     // A refusal, a conflict (also one found only at commit) or a failure: nothing was committed.
     onRetry('savepoints', commands, error as Error);
   }
   try {
-    return { executions: await applyBatch(root, settings, commands), failures: [] };
+    return { executions: await applyBatch(root, settings, commands), publication: null, failures: [] };
   } catch (error) {
-    if (commands.length === 1) return { executions: [], failures: [{ command: commands[0] as Command, error: error as Error }] };
+    if (commands.length === 1) return { executions: [], publication: null, failures: [{ command: commands[0] as Command, error: error as Error }] };
     onRetry('one_by_one', commands, error as Error);
   }
   const executions: Execution[] = [];
@@ -174,5 +174,7 @@ export async function executeBatch(
     executions.push(...alone.executions);
     failures.push(...alone.failures);
   }
-  return { executions, failures };
+  // Each command alone may have published in its own transaction; those go unannounced, and the worker
+  // treats the batch as unpublished (dirty mark, publisher nudged), which announces the head from Postgres.
+  return { executions, publication: null, failures };
 }

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LedgerEvent } from '../entities/ledgerEvent.ts';
 import { combinedRead, insertRows, readTogether, splitRead, statement, textArray, writeTogether, type Statement } from '../db/statements.ts';
-import { transactionInFewTrips } from '../db/fewTrips.ts';
+import { transactionInFewTrips, type Row } from '../db/fewTrips.ts';
 import { eventLeafHash } from './leaf.ts';
 
 /**
@@ -135,20 +135,36 @@ export async function publishBatch(tx: EntityManager, limit: number, mode: LockM
 }
 
 /**
- * publishBatch in a transaction of its own, in two round trips
- * (src/db/fewTrips.ts): begin, the lock and the claim; then the writes and
- * commit. The background publisher and event reads publish this way: it is
- * on the path of every event from its commit to the streams.
+ * A publication inside a transaction sent in few trips (src/db/fewTrips.ts):
+ * `statements` take the lock and claim the pending rows, at the end of one
+ * trip; `decide` reads that trip's last two results and gives the writes for
+ * a later trip (the commit's), or null when mode is 'skip' and another
+ * publisher holds the lock. Rows the transaction itself wrote earlier are
+ * pending too, so they are published with it.
+ */
+export function claimInTrip(limit: number, mode: LockMode) {
+  const reads = claimReads(limit);
+  return {
+    statements: [lockStatement(mode), combinedRead(reads)],
+    decide(em: EntityManager, results: Row[][], now: Date): { publication: Publication; writes: Statement[] } | null {
+      const [lockRows, claimRows] = results.slice(-2);
+      if (!lockRows?.[0]?.locked) return null;
+      return decide(em, splitRead(reads, claimRows?.[0]), now);
+    },
+  };
+}
+
+/**
+ * publishBatch in a transaction of its own, in two round trips: begin, the
+ * lock and the claim; then the writes and commit. The background publisher
+ * and event reads publish this way; a set-based batch publishes inside its
+ * own transaction (workers/applySetBased.ts).
  */
 export async function publishAlone(root: EntityManager, limit: number, mode: LockMode, now = new Date()): Promise<Publication | null> {
-  const reads = claimReads(limit);
+  const claim = claimInTrip(limit, mode);
   return transactionInFewTrips(root, async (trips) => {
-    const [lockRows, claimRows] = await trips.send([lockStatement(mode), combinedRead(reads)]);
-    const lock = lockRows?.[0];
-    const claim = claimRows?.[0];
-    if (!lock?.locked) return { rollback: true, result: null };
-    const { publication, writes } = decide(root, splitRead(reads, claim), now);
-    return { commit: writes, result: publication };
+    const claimed = claim.decide(root, await trips.send(claim.statements), now);
+    return claimed ? { commit: claimed.writes, result: claimed.publication } : { rollback: true, result: null };
   });
 }
 

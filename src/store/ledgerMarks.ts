@@ -51,9 +51,11 @@ export class LedgerMarks implements PublicationMarks {
     pipeline.set(this.keys.outboxDirty, randomBytes(9).toString('base64url'));
   }
 
-  /** Before a transaction that may write outbox rows, so that a crash after its commit still leaves the mark. */
-  async markDirtyNow(): Promise<void> {
-    await this.redis.set(this.keys.outboxDirty, randomBytes(9).toString('base64url'));
+  /** Before a transaction that may write outbox rows, so that a crash after its commit still leaves the mark. Returns the mark. */
+  async markDirtyNow(): Promise<string> {
+    const mark = randomBytes(9).toString('base64url');
+    await this.redis.set(this.keys.outboxDirty, mark);
+    return mark;
   }
 
   async read(): Promise<MarksState> {
@@ -63,16 +65,21 @@ export class LedgerMarks implements PublicationMarks {
 
   /** After a publication commit: the head is at least `head`; `drained` the mark seen before publishing, when nothing was left. */
   async published(head: string, drained: string | null, events: readonly LedgerEvent[] = []): Promise<MarksState> {
-    const [dirty, raised] = await (
-      this.redis as unknown as { agoraLedgerPublished(k1: string, k2: string, head: string, mark: string, channel: string, announcement: string): Promise<[string | null, string | null]> }
-    ).agoraLedgerPublished(
-      this.keys.ledgerHead,
-      this.keys.outboxDirty,
-      head,
-      drained ?? '',
-      this.keys.ledgerAnnouncements,
-      encodeAnnouncement(head, events),
-    );
+    const [dirty, raised] = await (this.redis as unknown as PublishedCommand<Promise<[string | null, string | null]>>).agoraLedgerPublished(...this.publishedArgs(head, drained, events));
     return { dirty, head: raised };
   }
+
+  /** published() as one command of a worker's after-commit pipeline: the announcement of the publication its batch committed. */
+  publishedIn(pipeline: ChainableCommander, head: string, drained: string | null, events: readonly LedgerEvent[]): void {
+    (pipeline as unknown as PublishedCommand<unknown>).agoraLedgerPublished(...this.publishedArgs(head, drained, events));
+  }
+
+  private publishedArgs(head: string, drained: string | null, events: readonly LedgerEvent[]): PublishedArgs {
+    return [this.keys.ledgerHead, this.keys.outboxDirty, head, drained ?? '', this.keys.ledgerAnnouncements, encodeAnnouncement(head, events)];
+  }
+}
+
+type PublishedArgs = [headKey: string, dirtyKey: string, head: string, mark: string, channel: string, announcement: string];
+interface PublishedCommand<R> {
+  agoraLedgerPublished(...args: PublishedArgs): R;
 }

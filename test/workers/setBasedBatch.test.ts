@@ -97,6 +97,23 @@ describe('a batch of hot commands applied set-based', () => {
     expect(delta(topic.owner.agentId, 'contest_received')).toBe(2);
   });
 
+  it('publishes its events to the ledger with its own commit, in command order, and returns that publication', async () => {
+    const posts = [post(topic.owner), post(voters[0] as TestAgent), post(voters[1] as TestAgent)];
+    const { publication, retries } = await run(posts);
+    expect(retries).toEqual([]);
+    // Read at once: no publisher round ran in between (executeBatch alone does not nudge one).
+    const rows = await t.orm.em.fork().execute<{ event_id: string; outbox_id: string; command_id: string; published: boolean }[]>(
+      `select l.event_id::text as event_id, o.id::text as outbox_id, o.command_id, o.published_at is not null as published
+         from outbox_event o join ledger_event l on l.outbox_id = o.id where o.command_id in (?) order by l.event_id`,
+      [posts.map((c) => c.commandId)],
+    );
+    expect(rows.map((r) => r.command_id)).toEqual(posts.map((c) => c.commandId));
+    expect(rows.every((r) => r.published)).toBe(true);
+    const own = publication?.events.filter((e) => rows.some((r) => r.outbox_id === e.outboxId)) ?? [];
+    expect(own.map((e) => e.eventId)).toEqual(rows.map((r) => r.event_id));
+    expect(publication?.head).toBe(publication?.events.at(-1)?.eventId);
+  });
+
   it('writes one outbox event per applied command and none for a refusal', async () => {
     const good = post(topic.owner);
     const bad = post(topic.owner, { topicSlug: 'nope' });
