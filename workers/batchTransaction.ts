@@ -47,13 +47,17 @@ function lockPartitionsStatement(commands: Command[]): Statement {
  * agents in command order) or a batch of several runs could take two agents
  * in the opposite order of another partition's batch and deadlock, which
  * Postgres detects only after deadlock_timeout (1 s) and the batch is retried.
+ * NO KEY UPDATE, the lock the counter updates take anyway: it leaves other
+ * transactions' foreign-key checks (KEY SHARE) free, so a transaction that
+ * inserts a row naming a locked agent and holds the ledger lock at its
+ * commit (checkpoint prepare) never waits for a batch that waits for it.
  */
 function lockAgentsStatement(commands: Command[]): Statement {
   const actors = [...new Set(commands.flatMap((c) => (c.actor ? [c.actor.agentId] : [])))];
   const postIds = [...new Set(commands.flatMap((c) => (typeof c.data.postId === 'string' ? [c.data.postId] : [])))];
   return statement(
     // A union rather than OR: the planner probes the agents it names instead of filtering every agent.
-    `select 1 from "agent" where "id" in (select unnest(?::text[]) union select "author_id" from "post" where "id" = ${ANY_OF}) order by "id" for update`,
+    `select 1 from "agent" where "id" in (select unnest(?::text[]) union select "author_id" from "post" where "id" = ${ANY_OF}) order by "id" for no key update`,
     [textArray(actors), textArray(postIds)],
   );
 }

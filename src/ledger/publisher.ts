@@ -168,10 +168,16 @@ export async function publishAlone(root: EntityManager, limit: number, mode: Loc
   });
 }
 
-/** One bounded reconciliation in a transaction of its own; cheap when nothing is pending. Null: nothing was pending, or another publisher holds the lock. */
+/**
+ * One bounded reconciliation in a transaction of its own; cheap when nothing
+ * is pending: then one statement, and a publication of nothing at the
+ * ledger's head. Null: another publisher holds the lock.
+ */
 export async function publishPending(root: EntityManager, limit = PUBLISH_BATCH, mode: LockMode = 'skip'): Promise<Publication | null> {
-  const pending = await root.fork().execute('select 1 from outbox_event where published_at is null limit 1');
-  if (pending.length === 0) return null;
+  const [state] = await root
+    .fork()
+    .execute<{ pending: boolean; head: string }[]>('select exists (select 1 from outbox_event where published_at is null) as pending, (select coalesce(max(event_id), 0) from ledger_event)::text as head');
+  if (!state?.pending) return { count: 0, head: state?.head ?? '0', events: [] };
   return publishAlone(root, limit, mode);
 }
 
@@ -260,7 +266,9 @@ export async function publishAndAnnounce(root: EntityManager, marks: Publication
   const { dirty, head } = committed && seen ? seen : await marks.read();
   const publication = committed ? await publishAlone(root, PUBLISH_BATCH, 'skip') : await publishPending(root, PUBLISH_BATCH, 'skip');
   const published = publication?.count ?? 0;
-  if (published === 0 && !dirty && head !== null) return { published, marks: null };
+  // A head above the announced one with nothing pending: a batch that published its own rows died before announcing them.
+  const unannounced = publication !== null && head !== null && BigInt(publication.head) > BigInt(head);
+  if (published === 0 && !dirty && head !== null && !unannounced) return { published, marks: null };
   const drained = published > 0 && published < PUBLISH_BATCH;
   return { published, marks: await marks.published(publication?.head ?? (await ledgerHead(root.fork())), drained ? dirty : null, publication?.events) };
 }

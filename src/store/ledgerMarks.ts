@@ -31,11 +31,14 @@ return {dirty, redis.call('GET', KEYS[1])}
 /**
  * What lets an events poll answer 304 without Postgres: the ledger head as
  * last published, and a dirty mark that every outbox writer sets before its
- * transaction and again after commit (before the reply), so rows may be
- * waiting only while the mark is set. While the mark is set, reads
- * take the Postgres path (publish pending rows, then look); a publisher that
- * drained the outbox raises the head and clears the mark it saw, so a newer
- * mark survives it.
+ * transaction and again after commit (before the reply) unless that
+ * transaction published its own rows, so rows may be waiting only while the
+ * mark is set. While the mark is set, reads take the Postgres path (publish
+ * pending rows, then look); a publisher that drained the outbox (a batch
+ * publishing its own rows included) raises the head and clears the mark it
+ * saw, so a newer mark survives it. A batch that dies between its commit and
+ * its announcement leaves a head above the announced one: the background
+ * publisher announces it at its next round (src/ledger/publisher.ts).
  */
 export class LedgerMarks implements PublicationMarks {
   private readonly redis: RedisClient;

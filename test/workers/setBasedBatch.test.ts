@@ -101,7 +101,7 @@ describe('a batch of hot commands applied set-based', () => {
     const posts = [post(topic.owner), post(voters[0] as TestAgent), post(voters[1] as TestAgent)];
     const { publication, retries } = await run(posts);
     expect(retries).toEqual([]);
-    // Read at once: no publisher round ran in between (executeBatch alone does not nudge one).
+    // Only the batch's own publication can return these rows: it claimed them in its transaction.
     const rows = await t.orm.em.fork().execute<{ event_id: string; outbox_id: string; command_id: string; published: boolean }[]>(
       `select l.event_id::text as event_id, o.id::text as outbox_id, o.command_id, o.published_at is not null as published
          from outbox_event o join ledger_event l on l.outbox_id = o.id where o.command_id in (?) order by l.event_id`,
@@ -112,6 +112,35 @@ describe('a batch of hot commands applied set-based', () => {
     const own = publication?.events.filter((e) => rows.some((r) => r.outbox_id === e.outboxId)) ?? [];
     expect(own.map((e) => e.eventId)).toEqual(rows.map((r) => r.event_id));
     expect(publication?.head).toBe(publication?.events.at(-1)?.eventId);
+  });
+
+  it('waits for the ledger lock without blocking its holder from inserting a row that names an agent the batch has locked', async () => {
+    const author = await registerAgent(t.client);
+    const side = await openOrm(t.settings.databaseUrl, { poolMax: 2 });
+    // The holder: a transaction with the ledger lock (as checkpoint prepare takes it) that will insert a follow by the author.
+    const holder = side.em.fork();
+    await holder.begin();
+    await holder.execute('select pg_advisory_xact_lock(?, ?)', [0x4c454447, 1]);
+    const [{ pid: holderPid } = { pid: 0 }] = await holder.execute<{ pid: number }[]>('select pg_backend_pid() as pid');
+    try {
+      const batch = run([post(author)]);
+      // The batch holds the author's row and waits for the ledger lock.
+      await vi.waitFor(
+        async () => {
+          const blocked = await side.em.fork().execute<{ n: number }[]>('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [holderPid]);
+          if ((blocked[0]?.n ?? 0) < 1) throw new Error('the batch is not waiting on the ledger lock yet');
+        },
+        { timeout: 10_000, interval: 20 },
+      );
+      // Its foreign-key check runs at commit (deferred) and needs a KEY SHARE lock on the author's row.
+      await holder.execute("insert into follow (id, agent_id, target_type, target_id, project_slug, created_at) values (?, ?, 'project', ?, ?, now())", [unique('flw_'), author.agentId, unique('prj_'), topic.projectSlug]);
+      await holder.commit();
+      const { executions, retries } = await batch;
+      expect(retries).toEqual([]);
+      expect(executions.map((e) => e.result.status)).toEqual([200]);
+    } finally {
+      await side.close();
+    }
   });
 
   it('writes one outbox event per applied command and none for a refusal', async () => {
