@@ -39,9 +39,9 @@ function runsOf(commands: Command[]): { handler: SetBasedHandler; commands: Comm
  * and processed_command row, the ledger's lock and the claim of the pending
  * events; the ledger rows, and commit (a batch that emits no event commits
  * with its last writes instead). A batch of one command type is three round
- * trips, its publication included. Refusals are decided, not thrown, so they cost nothing extra;
- * a command id seen twice in the batch answers its first result. Anything
- * unexpected throws, and the batch goes the per-command way.
+ * trips, its publication included. Refusals are decided, not thrown, so they
+ * cost nothing extra; a command id seen twice in the batch answers its first
+ * result. Anything unexpected throws, and the batch goes the per-command way.
  */
 export async function applySetBased(root: EntityManager, commands: Command[]): Promise<Applied> {
   // Each command once (a retry can land in the batch of its first attempt).
