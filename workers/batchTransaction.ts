@@ -50,7 +50,10 @@ function lockPartitionsStatement(commands: Command[]): Statement {
  * NO KEY UPDATE, the lock the counter updates take anyway: it leaves other
  * transactions' foreign-key checks (KEY SHARE) free, so a transaction that
  * inserts a row naming a locked agent and holds the ledger lock at its
- * commit (checkpoint prepare) never waits for a batch that waits for it.
+ * commit (checkpoint prepare) does not wait for a batch that waits for it.
+ * (A key rotation's update of public_key, a unique column, still takes FOR
+ * UPDATE; a batch mixing one with checkpoint prepare could still deadlock,
+ * which Postgres breaks and the batch retries.)
  */
 function lockAgentsStatement(commands: Command[]): Statement {
   const actors = [...new Set(commands.flatMap((c) => (c.actor ? [c.actor.agentId] : [])))];

@@ -19,6 +19,12 @@ const IDLE_MS = 100;
  */
 const SEEN_FRESH_MS = 20;
 const ERROR_BACKOFF_MS = 1000;
+/**
+ * How long a ledger head may stay above the announced one before the
+ * publisher announces it itself: a live batch announces its own events a few
+ * milliseconds after its commit; one that died never does.
+ */
+const ANNOUNCE_GRACE_MS = 100;
 
 /**
  * The background half of outbox reconciliation (event reads do the other
@@ -47,14 +53,23 @@ export function startLedgerPublisher(orm: Orm, logger: Logger, health: Dependenc
   const loop = async () => {
     let seen: MarksState | null = null;
     let seenAt = 0;
+    // A ledger head found above the announced one, and when: overdue once the grace has passed and it is still not announced.
+    let unannounced: string | null = null;
+    let unannouncedAt = 0;
     while (!stopped) {
       const committed = nudged;
       nudged = false;
       let delay = IDLE_MS;
       try {
-        const round = await publishAndAnnounce(orm.em, marks, committed, performance.now() - seenAt <= SEEN_FRESH_MS ? seen : null);
+        const now = performance.now();
+        const overdue = now - unannouncedAt >= ANNOUNCE_GRACE_MS ? unannounced : null;
+        const round = await publishAndAnnounce(orm.em, marks, { committed, seen: now - seenAt <= SEEN_FRESH_MS ? seen : null, overdue });
         seen = round.marks;
         seenAt = performance.now();
+        const { behind } = round;
+        if (behind === null) unannounced = null;
+        // A new one, unless the one already watched is still not announced (its clock keeps running).
+        else if (unannounced === null || BigInt(behind.announced) >= BigInt(unannounced)) [unannounced, unannouncedAt] = [behind.ledger, seenAt];
         if (round.published === PUBLISH_BATCH) delay = 0;
       } catch (error) {
         seen = null;

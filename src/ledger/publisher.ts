@@ -242,10 +242,15 @@ export interface PublicationMarks {
   published(head: string, drained: string | null, events?: readonly LedgerEvent[]): Promise<MarksState>;
 }
 
-/** A publisher round's outcome: rows published, and the marks as its announcement left them (null: it announced nothing). */
+/**
+ * A publisher round's outcome: rows published, the marks as its announcement
+ * left them (null: it announced nothing), and, when it found the ledger's
+ * head above the announced one and left it, both heads (null otherwise).
+ */
 export interface Round {
   published: number;
   marks: MarksState | null;
+  behind: { ledger: string; announced: string } | null;
 }
 
 /**
@@ -261,14 +266,23 @@ export interface Round {
  * are read before the transaction: a mark set after that read is never
  * cleared by this round (it could belong to rows this round does not see),
  * and nothing waits on Redis while the ledger's lock is held.
+ *
+ * A ledger head above the announced one with nothing pending is a batch
+ * that published its own events and has not announced them: usually it is
+ * about to (a few milliseconds after its commit, with the events, which
+ * spares every event stream a read), so the round leaves it and reports it.
+ * `overdue`: such a head a round found a while ago; if the announced head is
+ * still below it, that batch died before announcing, and this round
+ * announces the ledger's head in its place.
  */
-export async function publishAndAnnounce(root: EntityManager, marks: PublicationMarks, committed = false, seen: MarksState | null = null): Promise<Round> {
+export async function publishAndAnnounce(root: EntityManager, marks: PublicationMarks, options: { committed?: boolean; seen?: MarksState | null; overdue?: string | null } = {}): Promise<Round> {
+  const { committed = false, seen = null, overdue = null } = options;
   const { dirty, head } = committed && seen ? seen : await marks.read();
   const publication = committed ? await publishAlone(root, PUBLISH_BATCH, 'skip') : await publishPending(root, PUBLISH_BATCH, 'skip');
   const published = publication?.count ?? 0;
-  // A head above the announced one with nothing pending: a batch that published its own rows died before announcing them.
-  const unannounced = publication !== null && head !== null && BigInt(publication.head) > BigInt(head);
-  if (published === 0 && !dirty && head !== null && !unannounced) return { published, marks: null };
+  const behind = publication !== null && head !== null && BigInt(publication.head) > BigInt(head) ? { ledger: publication.head, announced: head } : null;
+  const late = behind !== null && overdue !== null && BigInt(behind.announced) < BigInt(overdue);
+  if (published === 0 && !dirty && head !== null && !late) return { published, marks: null, behind };
   const drained = published > 0 && published < PUBLISH_BATCH;
-  return { published, marks: await marks.published(publication?.head ?? (await ledgerHead(root.fork())), drained ? dirty : null, publication?.events) };
+  return { published, marks: await marks.published(publication?.head ?? (await ledgerHead(root.fork())), drained ? dirty : null, publication?.events), behind: null };
 }
