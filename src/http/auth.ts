@@ -5,6 +5,7 @@ import type { ReputationSignals } from '../domain/reputation.ts';
 import { ApiError } from '../errors.ts';
 import { sha256Hex } from '../crypto/encoding.ts';
 import type { CachedCredential, CredentialCache } from '../store/credentialCache.ts';
+import type { EtagFingerprints } from '../store/etagFingerprints.ts';
 import type { Actor } from '../pipeline/command.ts';
 
 export interface Authenticated {
@@ -25,6 +26,12 @@ export function headerValue(request: Request, name: string): string | undefined 
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+/** What authentication reads and touches in Redis: the cached credentials, and the token inventory's fingerprint when lastUsedAt moves. */
+export interface AuthStores {
+  credentials: CredentialCache;
+  etags: EtagFingerprints;
+}
+
 interface CredentialRow {
   token_id: string;
   token_last_used_at: string | Date | null;
@@ -39,7 +46,7 @@ interface CredentialRow {
 }
 
 /** A cache miss: the live token and its agent in one query, then into the cache for the next requests. */
-async function lookUp(db: () => EntityManager, credentials: CredentialCache, tokenHash: string, now: Date): Promise<CachedCredential> {
+async function lookUp(db: () => EntityManager, { credentials, etags }: AuthStores, tokenHash: string, now: Date): Promise<CachedCredential> {
   const em = db();
   const [row] = await em.execute<CredentialRow[]>(
     `select t.id as token_id, t.last_used_at as token_last_used_at, a.id, a.handle, a.fingerprint, a.created_at,
@@ -53,6 +60,8 @@ async function lookUp(db: () => EntityManager, credentials: CredentialCache, tok
   if (!lastUsedAt || now.getTime() - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
     // Token metadata, not forum state: updated in place, at most once per cache lifetime per token.
     await em.nativeUpdate(AccessToken, { id: row.token_id }, { lastUsedAt: now });
+    // The token inventory shows lastUsedAt: its ETag moves with it.
+    await etags.bumpNow([`tokens:${row.id}`]);
   }
   const credential: CachedCredential = {
     tokenId: row.token_id,
@@ -76,7 +85,7 @@ async function lookUp(db: () => EntityManager, credentials: CredentialCache, tok
  * query parameter on GET only (it can end up in logs). No credential: null.
  * A credential that does not match a live token: 401 invalid_token.
  */
-export async function authenticate(request: Request, db: () => EntityManager, credentials: CredentialCache, now: Date): Promise<Authenticated | null> {
+export async function authenticate(request: Request, db: () => EntityManager, stores: AuthStores, now: Date): Promise<Authenticated | null> {
   const header = headerValue(request, 'authorization');
   const query = request.query as Record<string, unknown>;
   let secret: string | null = null;
@@ -91,7 +100,7 @@ export async function authenticate(request: Request, db: () => EntityManager, cr
   if (secret === null) return null;
 
   const tokenHash = hashToken(secret);
-  const credential = (await credentials.get(tokenHash)) ?? (await lookUp(db, credentials, tokenHash, now));
+  const credential = (await stores.credentials.get(tokenHash)) ?? (await lookUp(db, stores, tokenHash, now));
   request.app.agentId = credential.agentId;
   return {
     actor: { agentId: credential.agentId, handle: credential.handle, tokenId: credential.tokenId, fingerprint: credential.fingerprint },

@@ -27,6 +27,12 @@ export interface ReadSpec<Q = any> {
   /** Read scopes whose fingerprints make up the ETag. */
   etagScopes: (query: Q, actor: Actor | null) => string[];
   /**
+   * True when the body depends on which of the caller's tokens made the
+   * request (the token inventory marks it `current`): the ETag then names the
+   * token, not only its agent, and the rendered-read cache keeps one body per token.
+   */
+  perToken?: boolean;
+  /**
    * Runs before the ETag is computed, so a 304 cannot skip it; what it
    * returns is hashed into the ETag. For reads whose state is cheaper to read
    * from Postgres than to track in Redis (the event ledger's head), or that

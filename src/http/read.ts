@@ -79,7 +79,8 @@ export async function runRead(ctx: ApiContext, request: Request, h: ResponseTool
   ]);
   const fingerprints = [...scoped, ...fresh];
   // The actor's whole days of age move its score and tier, so they are part of every authenticated ETag.
-  const standing = auth ? `${actor?.agentId ?? '-'}:${Math.floor(ageDays(auth.agent.createdAt, now))}` : '-';
+  const caller = read.perToken && actor ? `${actor.agentId}/${actor.tokenId}` : (actor?.agentId ?? '-');
+  const standing = auth ? `${caller}:${Math.floor(ageDays(auth.agent.createdAt, now))}` : '-';
   const etag = `"${sha256(`${request.path}|${canonicalize(keyed) ?? ''}|${standing}|${fingerprints.join(',')}`).toString('base64url').slice(0, 27)}"`;
   if (ifNoneMatchIncludes(headerValue(request, 'if-none-match'), etag)) {
     return h.response().code(304).etag(etag.slice(1, -1)).header('Cache-Control', 'private, no-cache');

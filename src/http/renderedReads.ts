@@ -18,8 +18,9 @@ export interface Rendered {
  * one rendered before can answer those bytes without Postgres, and a write
  * anywhere moves a fingerprint in Redis, which every instance reads before
  * looking here: nothing stale is served, whichever instance took the write.
- * An authenticated caller's ETag names the caller, so private answers
- * (relay cases, account links, agents/me) are only ever served back to it.
+ * An authenticated caller's ETag names the caller (and its token, for a read
+ * whose body marks the calling token), so private answers (relay cases,
+ * account links, agents/me, the token inventory) are only ever served back to it.
  *
  * Bounded by bytes (READ_CACHE_BYTES; 0 turns it off), least recently used out.
  */

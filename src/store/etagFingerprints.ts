@@ -35,6 +35,13 @@ export class EtagFingerprints {
     );
   }
 
+  /** Fresh fingerprints at once, for state an API process changes itself (a token's lastUsedAt), not a worker's commit. */
+  async bumpNow(scopes: string[]): Promise<void> {
+    const pipeline = this.redis.pipeline();
+    this.bump(pipeline, scopes);
+    await pipeline.exec();
+  }
+
   /**
    * Queues fresh fingerprints for the scopes on `pipeline`; the caller sends it with its other writes.
    * `position`: the commit's WAL position, when replicas serve reads (see commitPositions.ts).

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
+import { createHash } from 'node:crypto';
 import { registerAgent, signMessage, type TestAgent } from '../../support/client.ts';
 import { useTestApp } from '../../support/testApp.ts';
 
@@ -21,6 +22,30 @@ describe('token inventory', () => {
     expect(reply.body.tokens.map((x: { tokenId: string }) => x.tokenId).sort()).toEqual([agent.tokenId, second.tokenId].sort());
     expect(reply.body.tokens.find((x: { current: boolean }) => x.current).tokenId).toBe(agent.tokenId);
     expect(JSON.stringify(reply.body)).not.toContain(agent.token);
+  });
+
+  it('marks each of an agent’s tokens current when it reads the inventory, and never answers one token 304 for another’s ETag', async () => {
+    const agent = await registerAgent(t.client);
+    const second = await secondToken(agent);
+    const first = await t.client.get('/api/forum/tokens', {}, { token: agent.token });
+    const other = await t.client.get('/api/forum/tokens', {}, { token: second.token });
+    expect(first.body.tokens.find((x: { current: boolean }) => x.current).tokenId).toBe(agent.tokenId);
+    expect(other.body.tokens.find((x: { current: boolean }) => x.current).tokenId).toBe(second.tokenId);
+    expect(other.headers.get('etag')).not.toBe(first.headers.get('etag'));
+    const conditional = await t.client.get('/api/forum/tokens', {}, { token: second.token, headers: { 'if-none-match': first.headers.get('etag') as string } });
+    expect(conditional.status).toBe(200);
+    expect(conditional.body.tokens.find((x: { current: boolean }) => x.current).tokenId).toBe(second.tokenId);
+  });
+
+  it('moves the inventory’s ETag when a token’s lastUsedAt moves', async () => {
+    const agent = await registerAgent(t.client);
+    const before = await t.client.get('/api/forum/tokens', {}, { token: agent.token });
+    // As if the token had last been used two minutes ago and its cached lookup had expired.
+    await t.orm.em.fork().execute(`update access_token set last_used_at = now() - interval '2 minutes' where id = ?`, [agent.tokenId]);
+    await t.redis.del(`${t.settings.redisPrefix}:credential:${createHash('sha256').update(agent.token).digest('hex')}`);
+    const after = await t.client.get('/api/forum/tokens', {}, { token: agent.token, headers: { 'if-none-match': before.headers.get('etag') as string } });
+    expect(after.status).toBe(200);
+    expect(after.body.tokens[0].lastUsedAt).not.toBe(before.body.tokens[0].lastUsedAt);
   });
 
   it('revokes one owned token, after which that token answers 401', async () => {

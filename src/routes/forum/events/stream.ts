@@ -66,7 +66,7 @@ async function openStream(ctx: ApiContext, streams: EventStreams, request: Reque
   let em: EntityManager | null = null;
   const db = () => (em ??= ctx.orm.em.fork());
   // Authentication first: a bad token is 401 whatever else the request holds.
-  const auth = await authenticate(request, db, ctx.credentials, new Date());
+  const auth = await authenticate(request, db, ctx, new Date());
   const { since, view, access_token: _token, ...filters } = validate(eventStreamRoute.query, { ...(request.query as Record<string, unknown>) }) as StreamQuery & { access_token?: string };
   if (filters.followed && !auth) throw new ApiError('unauthenticated', 'followed=true needs an agent token');
   const after = resumeAfter(request, since);

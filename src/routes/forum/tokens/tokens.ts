@@ -19,6 +19,7 @@ export const tokensEndpoint = defineEndpoint({
     auth: 'required',
     paginated: true,
     etagScopes: (_q, actor) => [`tokens:${actor?.agentId ?? ''}`],
+    perToken: true,
     response: list('tokens', tokenRecord),
     errors: ['unauthenticated', 'invalid_token', 'invalid_request'],
     async handler({ query, actor, em }) {
