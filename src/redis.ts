@@ -80,6 +80,10 @@ export function redisKeys(prefix: string) {
     /** Pub/sub channel, not a key: every raise of the ledger head is announced on it (event streams, src/ledger/fanout.ts). */
     ledgerAnnouncements: `${prefix}:ledger:announced`,
     replyChannel: (instanceId: string) => `${prefix}:replies:${instanceId}`,
+    /** The event-stream slots an agent or a source address holds on every API instance (src/store/streamSlots.ts). */
+    streamSlots: (owner: string) => `${prefix}:streams:{${owner}}`,
+    /** Pub/sub channel, not a key: token hashes whose credential just changed (revoked, or their agent's key rotated). */
+    credentialsChanged: `${prefix}:credentials:changed`,
   };
 }
 export type RedisKeys = ReturnType<typeof redisKeys>;

@@ -10,6 +10,8 @@ import type { Actor } from '../pipeline/command.ts';
 
 export interface Authenticated {
   actor: Actor;
+  /** The SHA-256 of the token the request authenticated with (what revocations announce). */
+  tokenHash: string;
   /** The agent's reputation signals (for its tier), as of the cached lookup: at most a minute old. */
   agent: ReputationSignals;
 }
@@ -104,6 +106,7 @@ export async function authenticate(request: Request, db: () => EntityManager, st
   request.app.agentId = credential.agentId;
   return {
     actor: { agentId: credential.agentId, handle: credential.handle, tokenId: credential.tokenId, fingerprint: credential.fingerprint },
+    tokenHash,
     agent: { ...credential.standing, createdAt: new Date(credential.standing.createdAt) },
   };
 }

@@ -30,8 +30,11 @@ export class SseMessage {
 
 const KEEP_ALIVE = [new SseMessage(': keep-alive\n\n')];
 
-/** Why a stream ended: its client left, it fell behind its buffer, or the process is draining. */
-export type CloseReason = 'client' | 'slow' | 'shutdown';
+/** Why a stream ended: its client left, it fell behind its buffer, the process is draining, or its token was revoked. */
+export type CloseReason = 'client' | 'slow' | 'shutdown' | 'revoked';
+
+/** The last words of a stream whose token was revoked: a comment (no event id, so no resume position moves). */
+const TOKEN_REVOKED = new SseMessage(': closed: the access token of this stream was revoked\n\n');
 
 /**
  * One event stream. Once its headers are out, messages go to the socket
@@ -132,6 +135,14 @@ export class SseConnection {
     this.response.end();
   }
 
+  /** Ends the stream with a last comment saying its token was revoked: reconnecting with it answers 401. */
+  revoke(): void {
+    if (this.closed) return;
+    this.write([TOKEN_REVOKED]);
+    this.finish('revoked');
+    this.response.end();
+  }
+
   private finish(reason: CloseReason): void {
     if (this.closed) return;
     this.closed = true;
@@ -146,24 +157,35 @@ export interface StreamLimits {
   retryAfterSeconds: number;
 }
 
-function limitReached(message: string, limit: number, retryAfterSeconds: number): ApiError {
+/** What a new stream is opened with: its response, the hash of the token it authenticated with (null without one), and what to do once it closes. */
+export interface StreamOpening {
+  response: ServerResponse;
+  tokenHash: string | null;
+  bufferBytes: number;
+  onClose: (reason: CloseReason) => void;
+}
+
+export function limitReached(message: string, limit: number, retryAfterSeconds: number): ApiError {
   const retry = String(retryAfterSeconds);
   return new ApiError('rate_limited', message, undefined, { 'RateLimit-Limit': String(limit), 'RateLimit-Remaining': '0', 'RateLimit-Reset': retry, 'Retry-After': retry });
 }
 
 /**
- * The open streams of one process: slots per owner (an agent, or a source
- * address without a token) and per process, one heartbeat timer for all of
- * them, and the close of them all when the process drains.
+ * The open streams of one process: at most `perProcess` of them, one
+ * heartbeat timer for all, the streams of each token (ended when it is
+ * revoked), and the close of them all when the process drains. The slots
+ * per owner, which count across instances, are src/store/streamSlots.ts.
  */
 export class SseRegistry {
-  private readonly limits: StreamLimits;
+  private readonly perProcess: number;
+  private readonly retryAfterSeconds: number;
   private readonly open = new Set<SseConnection>();
-  private readonly byOwner = new Map<string, number>();
+  private readonly byToken = new Map<string, Set<SseConnection>>();
   private readonly heartbeat: NodeJS.Timeout;
 
-  constructor(limits: StreamLimits, heartbeatMs: number) {
-    this.limits = limits;
+  constructor(limits: Omit<StreamLimits, 'perOwner'>, heartbeatMs: number) {
+    this.perProcess = limits.perProcess;
+    this.retryAfterSeconds = limits.retryAfterSeconds;
     this.heartbeat = setInterval(() => {
       for (const connection of this.open) if (!connection.fellBehind()) connection.write(KEEP_ALIVE);
     }, heartbeatMs);
@@ -174,21 +196,36 @@ export class SseRegistry {
     return this.open.size;
   }
 
-  /** Takes a slot for `owner` or refuses with 429; the slot is given back when the connection closes. */
-  connect(owner: string, response: ServerResponse, bufferBytes: number, onClose: (reason: CloseReason) => void): SseConnection {
-    const held = this.byOwner.get(owner) ?? 0;
-    if (held >= this.limits.perOwner) throw limitReached(`at most ${this.limits.perOwner} event streams at once per agent (or source address without a token)`, this.limits.perOwner, this.limits.retryAfterSeconds);
-    if (this.open.size >= this.limits.perProcess) throw limitReached('this instance holds as many event streams as it serves; retry later or elsewhere', this.limits.perProcess, this.limits.retryAfterSeconds);
-    this.byOwner.set(owner, held + 1);
+  /** Refuses with 429 when this process holds as many streams as it serves. */
+  checkRoom(): void {
+    if (this.open.size >= this.perProcess) throw limitReached('this instance holds as many event streams as it serves; retry later or elsewhere', this.perProcess, this.retryAfterSeconds);
+  }
+
+  /** Registers a stream (call with a response that is still open); it leaves the registry when it closes, for whatever reason. */
+  connect({ response, tokenHash, bufferBytes, onClose }: StreamOpening): SseConnection {
+    this.checkRoom();
     const connection = new SseConnection(response, bufferBytes, (reason) => {
       this.open.delete(connection);
-      const left = (this.byOwner.get(owner) ?? 1) - 1;
-      if (left > 0) this.byOwner.set(owner, left);
-      else this.byOwner.delete(owner);
+      if (tokenHash !== null) {
+        const streams = this.byToken.get(tokenHash);
+        streams?.delete(connection);
+        if (streams?.size === 0) this.byToken.delete(tokenHash);
+      }
       onClose(reason);
     });
     this.open.add(connection);
+    if (tokenHash !== null) this.byToken.set(tokenHash, (this.byToken.get(tokenHash) ?? new Set()).add(connection));
     return connection;
+  }
+
+  /** The hashes of the tokens open streams were opened with. */
+  tokenHashes(): string[] {
+    return [...this.byToken.keys()];
+  }
+
+  /** Ends every stream opened with one of these (revoked) tokens, with a last comment saying so. */
+  revoke(tokenHashes: Iterable<string>): void {
+    for (const hash of tokenHashes) for (const connection of [...(this.byToken.get(hash) ?? [])]) connection.revoke();
   }
 
   /** Ends every stream (drain), and keeps no timer alive. */

@@ -43,8 +43,15 @@ export class CredentialCache {
     await this.redis.set(this.keys.credential(tokenHash), JSON.stringify(credential), 'EX', CREDENTIAL_TTL_SECONDS, 'NX');
   }
 
-  /** Queues tombstones for tokens whose credential changed (revoked, or their agent's key rotated). */
+  /**
+   * Queues tombstones for tokens whose credential changed (revoked, or their
+   * agent's key rotated), and announces the change to every API instance, so
+   * that event streams opened with a revoked token end (src/http/sse.ts).
+   */
   expire(pipeline: ChainableCommander, tokenHashes: string[]): void {
-    for (const hash of new Set(tokenHashes)) pipeline.set(this.keys.credential(hash), TOMBSTONE, 'EX', TOMBSTONE_TTL_SECONDS);
+    const hashes = [...new Set(tokenHashes)];
+    if (hashes.length === 0) return;
+    for (const hash of hashes) pipeline.set(this.keys.credential(hash), TOMBSTONE, 'EX', TOMBSTONE_TTL_SECONDS);
+    pipeline.publish(this.keys.credentialsChanged, hashes.join(','));
   }
 }

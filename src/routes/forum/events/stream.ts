@@ -7,11 +7,13 @@ import { authenticate, headerValue } from '../../../http/auth.ts';
 import { requestIdOf } from '../../../http/requestLog.ts';
 import { viewParam } from '../../../http/params.ts';
 import { baseStreamQuota, streamQuota } from '../../../http/quotas.ts';
-import { SseMessage, SseRegistry } from '../../../http/sse.ts';
+import { limitReached, SseMessage, SseRegistry } from '../../../http/sse.ts';
 import { validate } from '../../../http/validate.ts';
+import { AccessToken } from '../../../entities/accessToken.ts';
 import { LedgerFanout } from '../../../ledger/fanout.ts';
 import { connectRedis } from '../../../redis.ts';
-import { LedgerAnnouncements } from '../../../store/ledgerAnnouncements.ts';
+import { Announcements } from '../../../store/announcements.ts';
+import { StreamSlots } from '../../../store/streamSlots.ts';
 import type { View } from '../../../views/view.ts';
 import { eventIdParam, eventsEndpoint } from './events.ts';
 import { StreamSubscriber, type StreamFilters } from './streamSubscriber.ts';
@@ -25,7 +27,7 @@ export const eventStreamRoute = {
   path: '/api/forum/events/stream',
   summary: 'The event ledger as Server-Sent Events: the backlog after since / Last-Event-ID, then every new event as it is published.',
   description:
-    'text/event-stream. Each event is one message: id: <eventId>, event: <type>, data: <the event exactly as /api/forum/events returns it in the same view>. Filters and authentication are those of /api/forum/events (followed=true needs a token; access_token works on this GET). Resume with the Last-Event-ID header (or since; given both, the greater wins): the events after it come from the ledger, then the stream goes live, strictly increasing, none missed and none twice. A comment line keeps an idle stream open. A client that reads slower than events arrive is disconnected once its buffer is full and resumes from its last id; so does every client when the instance shuts down.',
+    'text/event-stream. Each event is one message: id: <eventId>, event: <type>, data: <the event exactly as /api/forum/events returns it in the same view>. Filters and authentication are those of /api/forum/events (followed=true needs a token; access_token works on this GET). Resume with the Last-Event-ID header (or since; given both, the greater wins): the events after it come from the ledger, then the stream goes live, strictly increasing, none missed and none twice. A comment line keeps an idle stream open. A client that reads slower than events arrive is disconnected once its buffer is full and resumes from its last id; so does every client when the instance shuts down. A stream opened with a token ends within a second of that token\'s revocation (revoke, revoke-others, a key rotation with revokeTokens), on every instance, after a last comment line (": closed: ..."); reconnecting with the token answers 401. The per-agent (or per source address) limit counts streams on every instance together; a dead instance\'s streams stop counting within 6 seconds.',
   query: (eventsEndpoint.read?.query ?? Joi.object()).keys({
     since: Joi.alternatives(eventIdParam, Joi.string().valid('now')).description('An eventId, or now: only events published after the stream opens (a Last-Event-ID header takes precedence)'),
     view: viewParam,
@@ -39,10 +41,14 @@ interface StreamQuery extends StreamFilters {
   view: View;
 }
 
-/** The process's streams: its one subscription to the ledger's announcements, the fan-out, and the open connections. */
+/** How often the tokens of open streams are checked in Postgres, in case a revocation's announcement was lost. */
+const TOKEN_RECHECK_MS = 5000;
+
+/** The process's streams: its one subscription to announcements, the fan-out, the open connections and their slots. */
 export interface EventStreams {
   fanout: LedgerFanout;
   registry: SseRegistry;
+  slots: StreamSlots;
   /** Ends every stream (clients reconnect elsewhere) and the subscription. */
   stop(): Promise<void>;
 }
@@ -74,15 +80,38 @@ async function openStream(ctx: ApiContext, streams: EventStreams, request: Reque
   // HEAD (hapi answers it from this GET route): a stream's headers, and no stream to hold open.
   if (request.method === 'head') return h.response().code(200).type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform');
   const owner = actor ? `agent:${actor.agentId}` : `address:${request.info.remoteAddress}`;
+  streams.registry.checkRoom();
+  const slot = await streams.slots.take(owner);
+  if (!slot) throw limitReached(`at most ${streamQuota(ctx.settings)} event streams at once per agent (or source address without a token)`, streamQuota(ctx.settings), baseStreamQuota.retryAfterSeconds);
+  // The client may have hung up during any await above: then nothing is registered, and the slot goes back at once.
+  const response = request.raw.res;
+  if (response.closed) {
+    streams.slots.release(slot);
+    return h.abandon;
+  }
   const releaseFromHapi = hapiHoldOn(request);
-  const connection = streams.registry.connect(owner, request.raw.res, ctx.settings.streamBufferBytes, (reason) => {
-    streams.fanout.remove(subscriber);
-    ctx.metrics.streamsOpen.dec();
-    ctx.metrics.streamsClosed.inc({ reason });
-  });
+  let subscriber: StreamSubscriber | null = null;
+  const connection = (() => {
+    try {
+      return streams.registry.connect({
+        response,
+        tokenHash: auth?.tokenHash ?? null,
+        bufferBytes: ctx.settings.streamBufferBytes,
+        onClose: (reason) => {
+          streams.slots.release(slot);
+          if (subscriber) streams.fanout.remove(subscriber);
+          ctx.metrics.streamsOpen.dec();
+          ctx.metrics.streamsClosed.inc({ reason });
+        },
+      });
+    } catch (error) {
+      streams.slots.release(slot);
+      throw error;
+    }
+  })();
   releaseFromHapi();
   ctx.metrics.streamsOpen.inc();
-  const subscriber = new StreamSubscriber({
+  subscriber = new StreamSubscriber({
     root: ctx.orm.em,
     connection,
     filters,
@@ -143,14 +172,20 @@ export async function startEventStreams(server: Server, ctx: ApiContext): Promis
   await fanout.start();
   const subscriber = connectRedis(settings, 'agora-ledger-announcements');
   ctx.health.watchRedis(subscriber, 'ledger-announcements');
-  const announcements = new LedgerAnnouncements(subscriber, ctx.keys.ledgerAnnouncements);
-  await announcements.start((head) => fanout.announce(head));
-  const registry = new SseRegistry({ perOwner: streamQuota(settings), perProcess: settings.streamMaxPerProcess, retryAfterSeconds: baseStreamQuota.retryAfterSeconds }, settings.streamHeartbeatMs);
+  const announcements = new Announcements(subscriber);
+  await announcements.listen(ctx.keys.ledgerAnnouncements, (head) => fanout.announce(head));
+  const registry = new SseRegistry({ perProcess: settings.streamMaxPerProcess, retryAfterSeconds: baseStreamQuota.retryAfterSeconds }, settings.streamHeartbeatMs);
+  const slots = new StreamSlots(ctx.redis, ctx.keys, streamQuota(settings), (error) => ctx.logger.debug({ err: error }, 'event stream slots not renewed'));
+  const revocations = new RevocationWatch(ctx, registry);
+  await announcements.listen(ctx.keys.credentialsChanged, (hashes) => revocations.check(hashes.split(',')));
   const streams: EventStreams = {
     fanout,
     registry,
+    slots,
     stop: async () => {
+      revocations.stop();
       registry.closeAll();
+      slots.stop();
       fanout.stop();
       await announcements.stop();
     },
@@ -166,4 +201,42 @@ export async function startEventStreams(server: Server, ctx: ApiContext): Promis
   // Before the listener stops: a stream never ends by itself, and its socket would keep the listener open until hapi's stop timeout.
   server.ext('onPreStop', () => registry.closeAll());
   return streams;
+}
+
+/**
+ * Ends the streams whose token is no longer live: at once for the tokens a
+ * worker announces (revoked, or their agent's key rotated: only the revoked
+ * ones end), and every TOKEN_RECHECK_MS for all of them, in case an
+ * announcement was lost to a Redis reconnection.
+ */
+class RevocationWatch {
+  private readonly ctx: ApiContext;
+  private readonly registry: SseRegistry;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(ctx: ApiContext, registry: SseRegistry) {
+    this.ctx = ctx;
+    this.registry = registry;
+    this.timer = setInterval(() => this.check(registry.tokenHashes()), TOKEN_RECHECK_MS);
+    this.timer.unref();
+  }
+
+  check(announced: string[]): void {
+    const open = new Set(this.registry.tokenHashes());
+    const candidates = announced.filter((hash) => open.has(hash));
+    if (candidates.length === 0) return;
+    this.ctx.orm.em
+      .fork()
+      .find(AccessToken, { tokenHash: { $in: candidates }, revokedAt: null }, { fields: ['tokenHash'] })
+      .then((live) => {
+        const stillLive = new Set(live.map((token) => token.tokenHash));
+        this.registry.revoke(candidates.filter((hash) => !stillLive.has(hash)));
+      })
+      // Postgres away: the next check (or the next announcement) tries again.
+      .catch((error: unknown) => this.ctx.logger.warn({ err: error }, 'could not check the tokens of open event streams'));
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
 }
