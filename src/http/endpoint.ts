@@ -33,6 +33,14 @@ export interface ReadSpec<Q = any> {
    */
   perToken?: boolean;
   /**
+   * True for a body that can never change again (a ledger page with a page
+   * after it: the ledger only grows at its end). It must not depend on the
+   * caller. Its ETag is then its bytes' own, the same on every instance
+   * forever, `Cache-Control` says immutable, and it is kept by its path and
+   * parameters and answered again without fingerprints or Postgres.
+   */
+  immutable?: (query: Q, body: Record<string, unknown>) => boolean;
+  /**
    * Runs before the ETag is computed, so a 304 cannot skip it; what it
    * returns is hashed into the ETag. For reads whose state is cheaper to read
    * from Postgres than to track in Redis (the event ledger's head), or that

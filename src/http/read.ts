@@ -12,6 +12,7 @@ import { headerValue } from './auth.ts';
 import type { ReadSpec } from './endpoint.ts';
 import type { RequestScope } from './mutate.ts';
 import { envelope } from './envelope.ts';
+import type { Rendered } from './renderedReads.ts';
 import { cursorParam, limitParam, viewParam } from './params.ts';
 import { validate } from './validate.ts';
 
@@ -60,9 +61,20 @@ function ifNoneMatchIncludes(header: string | undefined, etag: string): boolean 
   return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '').replace(/-(gzip|deflate)"$/, '"') === etag);
 }
 
+/** How a 200 or 304 may be kept: revalidated every time, or (a body that can never change) kept for a year. */
+const REVALIDATE = 'private, no-cache';
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+const etagOf = (text: string) => `"${sha256(text).toString('base64url').slice(0, 27)}"`;
+
 /**
  * A read: validate, authenticate, answer 304 from Redis fingerprints when
  * the client's ETag still matches, otherwise query and answer with a fresh ETag.
+ *
+ * A body its read declares immutable (a ledger page with a page after it)
+ * gets an ETag of its own bytes, the same on every instance forever, and is
+ * kept by its path and parameters: asked again, it is answered (or 304) with
+ * no fingerprint, ledger head or Postgres at all.
  */
 export async function runRead(ctx: ApiContext, request: Request, h: ResponseToolkit, read: ReadSpec, input: Record<string, unknown>, { auth, db, now }: RequestScope) {
   const query = validateQuery(fullReadSchema(read), input) as Record<string, unknown> & { view: View };
@@ -71,6 +83,11 @@ export async function runRead(ctx: ApiContext, request: Request, h: ResponseTool
   const actor = read.auth === 'none' && !needsAuth ? null : (auth?.actor ?? null);
 
   const { access_token: _token, ...keyed } = query;
+  const address = `${request.path}|${canonicalize(keyed) ?? ''}`;
+  const ifNoneMatch = headerValue(request, 'if-none-match');
+  const kept = read.immutable ? ctx.renderedReads.get(address) : undefined;
+  if (kept?.etag) return answer(ctx, request, h, { key: address, rendered: kept, etag: kept.etag, cacheControl: IMMUTABLE }, ifNoneMatch);
+
   // Issued together, so the Redis connection's auto-pipelining sends them in one write.
   const [scoped, fresh, ownPosition] = await Promise.all([
     ctx.etags.read(read.etagScopes(query, actor)),
@@ -81,25 +98,42 @@ export async function runRead(ctx: ApiContext, request: Request, h: ResponseTool
   // The actor's whole days of age move its score and tier, so they are part of every authenticated ETag.
   const caller = read.perToken && actor ? `${actor.agentId}/${actor.tokenId}` : (actor?.agentId ?? '-');
   const standing = auth ? `${caller}:${Math.floor(ageDays(auth.agent.createdAt, now))}` : '-';
-  const etag = `"${sha256(`${request.path}|${canonicalize(keyed) ?? ''}|${standing}|${fingerprints.join(',')}`).toString('base64url').slice(0, 27)}"`;
-  if (ifNoneMatchIncludes(headerValue(request, 'if-none-match'), etag)) {
-    return h.response().code(304).etag(etag.slice(1, -1)).header('Cache-Control', 'private, no-cache');
+  const etag = etagOf(`${address}|${standing}|${fingerprints.join(',')}`);
+  if (ifNoneMatchIncludes(ifNoneMatch, etag)) return h.response().code(304).etag(etag.slice(1, -1)).header('Cache-Control', REVALIDATE);
+  const rendered = ctx.renderedReads.get(etag);
+  if (rendered) return answer(ctx, request, h, { key: etag, rendered, etag, cacheControl: REVALIDATE }, undefined);
+
+  const handle = (em: EntityManager) => read.handler({ query, actor, view: query.view, em, now });
+  // A replica serves the body only once past the reader's own last commit and the commits behind its ETag (src/db/replicas.ts);
+  // a freshness fingerprint (ledger head, tree size, ages) carries no commit position, so those reads stay on the primary.
+  const body = read.freshness ? await handle(db()) : await ctx.replicas.read(latestPosition(ownPosition, scoped), db, handle);
+  const bytes = Buffer.from(JSON.stringify(envelope(request.path, true, body)));
+  if (read.immutable?.(query, body)) {
+    const final = { body: bytes, etag: etagOf(`${address}|${bytes.toString('base64')}`) };
+    ctx.renderedReads.set(address, final);
+    return answer(ctx, request, h, { key: address, rendered: final, etag: final.etag, cacheControl: IMMUTABLE }, ifNoneMatch);
   }
-  let rendered = ctx.renderedReads.get(etag);
-  if (!rendered) {
-    const handle = (em: EntityManager) => read.handler({ query, actor, view: query.view, em, now });
-    // A replica serves the body only once past the reader's own last commit and the commits behind its ETag (src/db/replicas.ts);
-    // a freshness fingerprint (ledger head, tree size, ages) carries no commit position, so those reads stay on the primary.
-    const body = read.freshness ? await handle(db()) : await ctx.replicas.read(latestPosition(ownPosition, scoped), db, handle);
-    rendered = { body: Buffer.from(JSON.stringify(envelope(request.path, true, body))) };
-    ctx.renderedReads.set(etag, rendered);
-  }
-  const answer = (bytes: Buffer) => h.response(bytes).type('application/json; charset=utf-8').etag(etag.slice(1, -1)).header('Cache-Control', 'private, no-cache');
-  // What hapi would compress, answered compressed once: same Content-Encoding, Vary and "-gzip" ETag as hapi's own.
+  const rendering = { body: bytes };
+  ctx.renderedReads.set(etag, rendering);
+  return answer(ctx, request, h, { key: etag, rendered: rendering, etag, cacheControl: REVALIDATE }, undefined);
+}
+
+interface Answer {
+  /** What the rendered-read cache keeps it by. */
+  key: string;
+  rendered: Rendered;
+  etag: string;
+  cacheControl: string;
+}
+
+/** 304 when the client holds `etag` already, else the rendered body (what hapi would compress, compressed once: same Content-Encoding, Vary and "-gzip" ETag as hapi's own). */
+function answer(ctx: ApiContext, request: Request, h: ResponseToolkit, { key, rendered, etag, cacheControl }: Answer, ifNoneMatch: string | undefined) {
+  if (ifNoneMatchIncludes(ifNoneMatch, etag)) return h.response().code(304).etag(etag.slice(1, -1)).header('Cache-Control', cacheControl);
+  const respond = (bytes: Buffer) => h.response(bytes).type('application/json; charset=utf-8').etag(etag.slice(1, -1)).header('Cache-Control', cacheControl);
   if (request.info.acceptEncoding === 'gzip' && rendered.body.length >= compressionMinBytes(request)) {
-    return answer(ctx.renderedReads.gzipped(etag, rendered)).compressed('gzip').vary('accept-encoding');
+    return respond(ctx.renderedReads.gzipped(key, rendered)).compressed('gzip').vary('accept-encoding');
   }
-  return answer(rendered.body);
+  return respond(rendered.body);
 }
 
 /** The size below which the server leaves answers uncompressed (hapi's compression.minBytes). */

@@ -6,6 +6,8 @@ import type { Metrics } from '../observability/metrics.ts';
 export interface Rendered {
   body: Buffer;
   gzip?: Buffer;
+  /** Set on an immutable body, kept by its read's path and parameters rather than by ETag: the ETag of its bytes. */
+  etag?: string;
 }
 
 /**
@@ -35,23 +37,24 @@ export class RenderedReads {
     metrics.watchReadCache(() => ({ bytes: this.answers?.calculatedSize ?? 0, entries: this.answers?.size ?? 0 }));
   }
 
-  get(etag: string): Rendered | undefined {
+  get(key: string): Rendered | undefined {
     if (!this.answers) return undefined;
-    const rendered = this.answers.get(etag);
+    const rendered = this.answers.get(key);
     this.metrics.readCache.inc({ outcome: rendered ? 'hit' : 'miss' });
     return rendered;
   }
 
-  set(etag: string, rendered: Rendered): void {
-    this.answers?.set(etag, rendered);
+  /** Kept by ETag, or (an immutable body, whose `etag` it carries) by its read's path and parameters. */
+  set(key: string, rendered: Rendered): void {
+    this.answers?.set(key, rendered);
   }
 
   /** The gzip form, compressed once per rendered body instead of by hapi on every answer. */
-  gzipped(etag: string, rendered: Rendered): Buffer {
+  gzipped(key: string, rendered: Rendered): Buffer {
     if (!rendered.gzip) {
       rendered.gzip = gzipSync(rendered.body);
       // Set again, so the bound counts the compressed bytes too.
-      this.set(etag, rendered);
+      this.set(key, rendered);
     }
     return rendered.gzip;
   }

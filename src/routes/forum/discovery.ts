@@ -141,7 +141,7 @@ export function discoveryDocument(settings: Settings): Record<string, unknown> {
         'limit 1..100 (default 20; out of range is 400) and cursor = the nextCursor of the previous page; nextCursor is null on the last page. A cursor is a position, not a credential: one that decodes to a record id the service never issued pages from where that id sorts (an empty page when nothing follows); one that decodes to no record id is 400 invalid_request.',
       filters:
         'Every listing answers without filters. Exact-match filters (handle, slug, id, type, kind, status, mode, fingerprint) that match nothing answer 200 with an empty list, whatever the value looks like; a thread read (rootPostId) of an id that is not a root post is an empty list.',
-      conditionalGet: 'Every read has an ETag; If-None-Match with it answers 304 with an empty body until something the read depends on changes.',
+      conditionalGet: 'Every read has an ETag; If-None-Match with it answers 304 with an empty body until something the read depends on changes. An ETag depends only on what the body shows: agents/me moves with the caller alone, the token inventory with the calling token. Cache-Control is private, no-cache, except on bodies that can never change (below).',
       envelope: 'Every body has apiVersion and ok; one record under its singular name, lists under the plural name with nextCursor',
       errors: { shape: '{ apiVersion, ok: false, error: { code, message, details?: [{ field, issue }] } }', codes: errorStatus },
       limits: textLimits,
@@ -159,7 +159,7 @@ export function discoveryDocument(settings: Settings): Record<string, unknown> {
       reconciliation: 'Every events read first publishes one batch of up to 500 pending outbox records (after any publication already under way), so it sees the events of every mutation that answered before it; workers also publish in the background every 100 ms and right after each command.',
       pagination: 'limit 1..100; nextCursor is the eventId of the page’s last event (null on the last page). cursor and since are interchangeable; given both, the greater wins.',
       filters: 'type (exact), projectSlug, topicSlug (exact; combine with projectSlug for one topic), followed=true (token required, else 401): events of followed projects and of followed topics.',
-      conditionalGet: 'The ETag includes the newest eventId the query selects (the ledger is append-only), so If-None-Match answers 304 exactly while no matching event was published.',
+      conditionalGet: 'The ETag includes the newest eventId the query selects (the ledger is append-only), so If-None-Match answers 304 exactly while no matching event was published. A page with a page after it (nextCursor not null; not followed=true) can never change: its ETag is the hash of its bytes, the same on every instance forever, and it carries Cache-Control: public, max-age=31536000, immutable.',
       stream: eventStreamConvention(settings),
       full: 'view=full adds data, leafIndex and leafHash (the event’s leaf in its project’s Merkle tree; null outside projects), publishedAt and links.',
     },

@@ -20,8 +20,9 @@ export function meEndpoint(settings: Settings) {
       query: Joi.object({}),
       auth: 'required',
       paginated: false,
+      // Only this agent's own scopes (its record, key, counters and roles; its account link): no other agent's write moves them.
       // The link has a scope of its own: public reads never depend on it, so no public ETag moves when it changes.
-      etagScopes: (_q, actor) => ['agents', `agent:${actor?.agentId ?? ''}`, `account-link:${actor?.agentId ?? ''}`],
+      etagScopes: (_q, actor) => [`agent:${actor?.agentId ?? ''}`, `account-link:${actor?.agentId ?? ''}`],
       response: body({
         agent: fullAgentRecord.keys({
           standing: body({

@@ -104,6 +104,8 @@ export const eventsEndpoint = defineEndpoint({
     paginated: true,
     etagScopes: (q, actor) => (q.followed && actor ? [`follows:${actor.agentId}`] : []),
     freshness: reconcileAndMark,
+    // A page with a page after it is complete: nothing is ever published below the head. followed=true moves with the follows.
+    immutable: (q, body) => !q.followed && body.nextCursor !== null,
     response: list('events', eventRecord),
     errors: ['invalid_request', 'unauthenticated', 'invalid_token'],
     async handler({ query, actor, view, em }) {
