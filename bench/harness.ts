@@ -146,6 +146,8 @@ export interface BenchResult {
   p95: number;
   p99: number;
   errors: number;
+  /** Requests of the background load, if any (not in `requests`, but in the CPU and Postgres figures). */
+  backgroundRequests: number;
   /** CPU milliseconds per completed request, per process group, over the load window. */
   cpuPerRequest: Record<ProcessGroup, number>;
   /** Per Redis node (by port): its role, CPU milliseconds and commands executed per completed request. */
@@ -200,15 +202,16 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 }
 
-/** Drives the target with autocannon, as fast as it answers or at `rate` requests/s; `next` builds each request. Answers of 400 and above count as errors (a 304 is a success). */
-export async function load(name: string, target: BenchTarget, next: () => BenchRequest, options: { connections: number; seconds: number; rate?: number }): Promise<BenchResult> {
-  const url = target.url;
-  const latencies: number[] = [];
-  const commandsOf = () => redisCommands(target.redisUrl, target.clusterSeeds, target.watched.redis);
-  const [pgBefore, replicaBefore, commandsBefore] = await Promise.all([pgWork(target.databaseUrl), replicaCommits(target.replicaUrls), commandsOf()]);
-  const before = snapshot(target.watched);
-  let failed = 0;
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+/** A second load beside the measured one (writers at a fixed rate while reads are measured): its requests count only in `backgroundRequests` and its errors. */
+export interface Background {
+  next: () => BenchRequest;
+  rate: number;
+  connections: number;
+}
+
+/** One autocannon run; `onResponse` sees every answer. */
+function drive(url: string, next: () => BenchRequest, options: { connections: number; seconds: number; rate?: number }, onResponse: (status: number, ms: number) => void): Promise<autocannon.Result> {
+  return new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
       {
         url,
@@ -220,11 +223,30 @@ export async function load(name: string, target: BenchTarget, next: () => BenchR
       },
       (error, done) => (error ? reject(error) : resolve(done)),
     );
-    instance.on('response', (_client, status, _bytes, responseTime) => {
-      latencies.push(responseTime);
-      if (status >= 400) failed++;
-    });
+    instance.on('response', (_client, status, _bytes, responseTime) => onResponse(status, responseTime));
   });
+}
+
+/** Drives the target with autocannon, as fast as it answers or at `rate` requests/s; `next` builds each request. Answers of 400 and above count as errors (a 304 is a success). */
+export async function load(name: string, target: BenchTarget, next: () => BenchRequest, options: { connections: number; seconds: number; rate?: number; background?: Background }): Promise<BenchResult> {
+  const url = target.url;
+  const latencies: number[] = [];
+  const commandsOf = () => redisCommands(target.redisUrl, target.clusterSeeds, target.watched.redis);
+  const [pgBefore, replicaBefore, commandsBefore] = await Promise.all([pgWork(target.databaseUrl), replicaCommits(target.replicaUrls), commandsOf()]);
+  const before = snapshot(target.watched);
+  let failed = 0;
+  const { background } = options;
+  const [result, beside] = await Promise.all([
+    drive(url, next, options, (status, ms) => {
+      latencies.push(ms);
+      if (status >= 400) failed++;
+    }),
+    background
+      ? drive(url, background.next, { connections: background.connections, seconds: options.seconds, rate: background.rate }, (status) => {
+          if (status >= 400) failed++;
+        })
+      : null,
+  ]);
   const cpu = cpuBetween(before, snapshot(target.watched));
   const commandsAfter = await commandsOf();
   // Backends publish their counters when idle, at most once a second.
@@ -240,7 +262,8 @@ export async function load(name: string, target: BenchTarget, next: () => BenchR
     p50: percentile(latencies, 50),
     p95: percentile(latencies, 95),
     p99: percentile(latencies, 99),
-    errors: failed + result.errors + result.timeouts,
+    errors: failed + result.errors + result.timeouts + (beside ? beside.errors + beside.timeouts : 0),
+    backgroundRequests: beside?.requests.total ?? 0,
     cpuPerRequest: Object.fromEntries(Object.entries(cpu.groups).map(([group, ms]) => [group, perRequest(ms)])) as Record<ProcessGroup, number>,
     redisPerRequest: target.watched.redis.map(({ port, role }) => ({
       port,

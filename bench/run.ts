@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createProject, registerAgent, type TestAgent } from '../test/support/client.ts';
 import { load, startTarget, type BenchRequest, type BenchResult } from './harness.ts';
 import { readScenarios } from './reads.ts';
+import { cacheCounts, reportReadsWhileWriting, WHILE_WRITING, type CacheCounts } from './readsWhileWriting.ts';
 import { report } from './report.ts';
 
 /**
@@ -12,7 +13,8 @@ import { report } from './report.ts';
  * (INFO commandstats) and Postgres work per request (pg_stat).
  * BENCH_SECONDS, BENCH_CONNECTIONS, BENCH_AGENTS, BENCH_LAYOUT (single |
  * split), BENCH_WORKERS (worker processes when split), BENCH_RATE (a fixed
- * arrival rate, requests/s, instead of as fast as answered) and
+ * arrival rate, requests/s, instead of as fast as answered), BENCH_WRITE_RATE
+ * (posts/s beside each `read-*-while-writing` scenario, default 300) and
  * BENCH_LOG_LEVEL (shows the service processes' logs) tune the run; BENCH_TOPOLOGY=1 runs
  * on the engines of `npm run topology -- up` (see bench/harness.ts).
  */
@@ -22,8 +24,11 @@ const agentCount = Number(process.env.BENCH_AGENTS ?? 50);
 const layout = process.env.BENCH_LAYOUT === 'split' ? 'split' : 'single';
 const workers = Number(process.env.BENCH_WORKERS ?? 1);
 const rate = Number(process.env.BENCH_RATE ?? 0);
+const writeRate = Number(process.env.BENCH_WRITE_RATE ?? 300);
 
-const target = await startTarget(layout, {}, workers);
+// The operator credential reads the target's /metrics: the read cache's hits and misses per scenario.
+const operatorToken = `bench-operator-${randomUUID()}`;
+const target = await startTarget(layout, { OPERATOR_TOKEN: operatorToken }, workers);
 const agents: TestAgent[] = [];
 const topicSlug = 'general';
 async function openTopic(agent: TestAgent, projectSlug: string): Promise<void> {
@@ -116,18 +121,31 @@ const scenarios: Record<string, () => BenchRequest> = {
 const readNames = ['read-posts', 'read-events', 'read-me', 'read-feed', 'read-thread', 'read-relay-cases'];
 const asked = process.argv.slice(2);
 // Read scenarios seed thousands of posts first: only when asked for by name, or when every scenario runs.
-if (asked.length === 0 || asked.some((name) => readNames.includes(name))) {
-  Object.assign(scenarios, await readScenarios({ client: target.client, agents, projects, topicSlug }));
+if (asked.length === 0 || asked.some((name) => readNames.includes(name.replace(WHILE_WRITING, '')))) {
+  const reads = await readScenarios({ client: target.client, agents, projects, topicSlug });
+  Object.assign(scenarios, reads);
+  // The same reads while writers post into the same projects at BENCH_WRITE_RATE; writes-alone is what those writes cost by themselves.
+  for (const name of readNames) scenarios[`${name}${WHILE_WRITING}`] = reads[name] as () => BenchRequest;
+  scenarios['writes-alone'] = scenarios['posts-many-projects'] as () => BenchRequest;
 }
+const writers = { next: scenarios['posts-many-projects'] as () => BenchRequest, rate: writeRate, connections: 16 };
 const chosen = asked.filter((name) => name in scenarios);
+// Measuring reads while writing needs the writes' own cost to take off.
+if (chosen.some((name) => name.endsWith(WHILE_WRITING)) && !chosen.includes('writes-alone')) chosen.unshift('writes-alone');
 const results: BenchResult[] = [];
+const cache = new Map<string, CacheCounts>();
 for (const name of chosen.length > 0 ? chosen : Object.keys(scenarios)) {
   if (name === 'conditional-reads' || name === 'mixed') await refreshPollEtags();
-  results.push(await load(name, target, scenarios[name] as () => BenchRequest, { connections, seconds, rate }));
+  const options = name === 'writes-alone' ? { connections: writers.connections, seconds, rate: writeRate } : { connections, seconds, rate, ...(name.endsWith(WHILE_WRITING) ? { background: writers } : {}) };
+  const cacheBefore = await cacheCounts(target, operatorToken);
+  results.push(await load(name, target, scenarios[name] as () => BenchRequest, options));
+  const cacheAfter = await cacheCounts(target, operatorToken);
+  cache.set(name, { hits: cacheAfter.hits - cacheBefore.hits, misses: cacheAfter.misses - cacheBefore.misses });
 }
 await target.stop();
 const redis = target.clusterSeeds.length > 0 ? `Redis Cluster (${target.watched.redis.length} nodes)` : 'one Redis';
 const postgres = target.replicaUrls.length > 0 ? `Postgres primary + ${target.replicaUrls.length} replica(s)` : 'one Postgres';
 console.log(`layout=${layout}${layout === 'split' ? ` workers=${workers}` : ' (the api column is the one process with both roles)'} ${redis}, ${postgres} connections=${connections}${rate ? ` rate=${rate}/s` : ''} agents=${agentCount} seconds=${seconds} node=${process.version}`);
 report(results);
+reportReadsWhileWriting(results, cache);
 process.exit(0);

@@ -1,0 +1,61 @@
+import type { BenchResult, BenchTarget } from './harness.ts';
+import { processGroups, type ProcessGroup } from './processCpu.ts';
+
+/** The rendered-read cache's counters of the target (agora_read_cache_total), read from its /metrics. */
+export interface CacheCounts {
+  hits: number;
+  misses: number;
+}
+
+export async function cacheCounts(target: BenchTarget, operatorToken: string): Promise<CacheCounts> {
+  const text = await (await fetch(`${target.url}/metrics`, { headers: { authorization: `Bearer ${operatorToken}` } })).text();
+  const count = (outcome: string) =>
+    text
+      .split('\n')
+      .filter((line) => line.startsWith('agora_read_cache_total{') && line.includes(`outcome="${outcome}"`))
+      .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+  return { hits: count('hit'), misses: count('miss') };
+}
+
+export const WHILE_WRITING = '-while-writing';
+
+const table = (header: string[], rows: string[][]) => [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+const cpuTotals = (r: BenchResult): Record<ProcessGroup, number> => Object.fromEntries(processGroups.map((g) => [g, r.cpuPerRequest[g] * r.requests])) as Record<ProcessGroup, number>;
+const ratio = (c: CacheCounts | undefined) => (c && c.hits + c.misses > 0 ? `${((100 * c.hits) / (c.hits + c.misses)).toFixed(1)}%` : '-');
+
+/**
+ * Each read scenario quiet and while writers post at a fixed rate into the
+ * same projects: reads/s of both and their ratio, the cache's hit ratio, and
+ * the CPU milliseconds per read miss per process while writing, after the
+ * CPU of the same writes alone (`writes-alone`, same rate and duration) is
+ * taken off: what a read that the cache could not answer costs.
+ */
+export function reportReadsWhileWriting(results: BenchResult[], cache: Map<string, CacheCounts>): void {
+  const byName = new Map(results.map((r) => [r.name, r]));
+  const alone = byName.get('writes-alone');
+  const rows: string[][] = [];
+  for (const busy of results.filter((r) => r.name.endsWith(WHILE_WRITING))) {
+    const name = busy.name.slice(0, -WHILE_WRITING.length);
+    const quiet = byName.get(name);
+    const misses = cache.get(busy.name)?.misses ?? 0;
+    const busyCpu = cpuTotals(busy);
+    const writesCpu = alone ? cpuTotals(alone) : null;
+    const perMiss = (group: ProcessGroup) => (misses > 0 && writesCpu ? Math.max(0, busyCpu[group] - writesCpu[group]) / misses : Number.NaN);
+    const apiAndPg = perMiss('api') + perMiss('pgPrimary');
+    rows.push([
+      name,
+      quiet ? String(quiet.requestsPerSecond) : '-',
+      String(busy.requestsPerSecond),
+      quiet ? `${(quiet.requestsPerSecond / Math.max(1, busy.requestsPerSecond)).toFixed(2)}x` : '-',
+      String(Math.round(busy.backgroundRequests / (busy.requests > 0 ? busy.requests / busy.requestsPerSecond : 1))),
+      ratio(cache.get(name)),
+      ratio(cache.get(busy.name)),
+      String(misses),
+      ...(['api', 'pgPrimary', 'redisMasters'] as ProcessGroup[]).map((g) => (Number.isNaN(perMiss(g)) ? '-' : perMiss(g).toFixed(3))),
+      Number.isNaN(apiAndPg) ? '-' : apiAndPg.toFixed(3),
+    ]);
+  }
+  if (rows.length === 0) return;
+  console.log('\nReads while writing (CPU ms per read miss: the run minus writes-alone, over the misses):');
+  console.log(table(['read', 'quiet req/s', 'writing req/s', 'drop', 'writes/s', 'hit ratio quiet', 'hit ratio writing', 'misses writing', 'api', 'pg primary', 'redis masters', 'api + pg'], rows));
+}
