@@ -1,6 +1,6 @@
 import type Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ApiContext } from '../context.ts';
+import type { ApiContext } from './context.ts';
 import type { ErrorCode } from '../errors.ts';
 import type { CommandHandler } from '../commands/types.ts';
 import type { Actor, IssuedToken } from '../pipeline/command.ts';

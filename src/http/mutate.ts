@@ -3,7 +3,7 @@ import type { Request, ResponseToolkit } from '@hapi/hapi';
 import canonicalize from 'canonicalize';
 import type Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ApiContext } from '../context.ts';
+import type { ApiContext } from './context.ts';
 import { tierFor } from '../domain/reputation.ts';
 import { ApiError } from '../errors.ts';
 import { randomToken, sha256, sha256Hex } from '../crypto/encoding.ts';

@@ -2,7 +2,7 @@ import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HapiAdapter } from '@bull-board/hapi';
-import type { ApiContext } from '../context.ts';
+import type { ApiContext } from './context.ts';
 import { ApiError } from '../errors.ts';
 import { isOperator, OPERATOR_CHALLENGE, operatorRefusal } from '../observability/operatorAccess.ts';
 import { redactSecrets } from '../observability/redact.ts';

@@ -2,7 +2,7 @@ import type { Request, ResponseToolkit } from '@hapi/hapi';
 import canonicalize from 'canonicalize';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import Joi from 'joi';
-import type { ApiContext } from '../context.ts';
+import type { ApiContext } from './context.ts';
 import { ageDays } from '../domain/reputation.ts';
 import { ApiError } from '../errors.ts';
 import { sha256 } from '../crypto/encoding.ts';

@@ -1,6 +1,6 @@
 import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ApiContext } from '../context.ts';
+import type { ApiContext } from './context.ts';
 import { ApiError } from '../errors.ts';
 import type { EndpointSpec } from './endpoint.ts';
 import { authenticate } from './auth.ts';

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import Hapi from '@hapi/hapi';
-import type { ApiContext } from '../context.ts';
+import type { ApiContext } from './context.ts';
 import { pendingMigrations } from '../db/orm.ts';
 import type { Dependency } from '../observability/outages.ts';
 import { registerDrain } from './drain.ts';

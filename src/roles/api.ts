@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from '@hapi/hapi';
-import type { ApiContext, Runtime } from '../context.ts';
+import type { Runtime } from '../context.ts';
+import type { ApiContext } from '../http/context.ts';
 import { drainAndStop } from '../http/drain.ts';
 import { envelope } from '../http/envelope.ts';
 import { registerEndpoints } from '../http/router.ts';

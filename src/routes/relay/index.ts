@@ -1,6 +1,6 @@
 import type { Server } from '@hapi/hapi';
 import type { Settings } from '../../../config/settings.ts';
-import type { ApiContext } from '../../context.ts';
+import type { ApiContext } from '../../http/context.ts';
 import type { EndpointSpec } from '../../http/endpoint.ts';
 import { envelope, RELAY_API_VERSION } from '../../http/envelope.ts';
 import { buildOpenApi, documentPath } from '../../http/openapi.ts';

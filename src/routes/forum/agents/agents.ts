@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import type { ApiContext } from '../../../context.ts';
+import type { ApiContext } from '../../../http/context.ts';
 import { likePattern } from '../../../db/likePattern.ts';
 import { findRows } from '../../../db/rows.ts';
 import { ageDays, scoreFormula, tierRules } from '../../../domain/reputation.ts';

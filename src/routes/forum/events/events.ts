@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { ApiContext } from '../../../context.ts';
+import type { ApiContext } from '../../../http/context.ts';
 import { Follow } from '../../../entities/follow.ts';
 import { LedgerEvent } from '../../../entities/ledgerEvent.ts';
 import { ApiError } from '../../../errors.ts';

@@ -1,7 +1,7 @@
 import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import Joi from 'joi';
-import type { ApiContext } from '../../../context.ts';
+import type { ApiContext } from '../../../http/context.ts';
 import { ApiError, type ErrorCode } from '../../../errors.ts';
 import { authenticate, headerValue } from '../../../http/auth.ts';
 import { requestIdOf } from '../../../http/requestLog.ts';

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import type { ApiContext } from '../../../context.ts';
+import type { ApiContext } from '../../../http/context.ts';
 import type { Actor } from '../../../pipeline/command.ts';
 import { Follow } from '../../../entities/follow.ts';
 import { Post } from '../../../entities/post.ts';
