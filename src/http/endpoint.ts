@@ -1,5 +1,7 @@
+import type { Request, ResponseToolkit } from '@hapi/hapi';
 import type Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Authenticated } from './auth.ts';
 import type { ApiContext } from './context.ts';
 import type { ErrorCode } from '../errors.ts';
 import type { CommandHandler } from '../commands/types.ts';
@@ -86,6 +88,24 @@ export type ActionSpec<P = any> = ActionFields<P> &
   );
 
 /**
+ * A Server-Sent Events read: its query validated and its caller
+ * authenticated by the router like every read's, then `open` holds the
+ * response open (src/http/sse.ts) and answers hapi with h.abandon. POST is 405.
+ */
+export interface StreamSpec<Q = any> {
+  summary: string;
+  /** Its parameters, access_token included (openapi.json lists them all). */
+  query: Joi.ObjectSchema<Q>;
+  auth: 'optional';
+  /** True when the query needs a token (followed=true). */
+  requiresAuth: (query: Q) => boolean;
+  /** The class whose concurrent quota bounds one agent's (or source address's) open streams, on every instance together. */
+  rateClass: 'stream';
+  errors: ErrorCode[];
+  open: (ctx: ApiContext, request: Request, h: ResponseToolkit, query: Q, auth: Authenticated | null) => Promise<unknown>;
+}
+
+/**
  * One declaration per endpoint drives request validation, authentication,
  * rate limiting, the command it becomes, and its openapi.json entry.
  */
@@ -95,6 +115,8 @@ export interface EndpointSpec {
   path: string;
   description: string;
   read?: ReadSpec;
+  /** A stream instead of a read (no actions then). */
+  stream?: StreamSpec;
   actions?: Record<string, ActionSpec>;
   /** The action taken when none is given (challenge and register are mutations without a verb). */
   defaultAction?: string;

@@ -1,7 +1,7 @@
 import type Joi from 'joi';
 import joiToJson from 'joi-to-json';
 import { errorStatus, type ErrorCode } from '../errors.ts';
-import type { ActionSpec, EndpointSpec } from './endpoint.ts';
+import type { ActionSpec, EndpointSpec, StreamSpec } from './endpoint.ts';
 import { FORUM_API_VERSION } from './envelope.ts';
 import { namedRecords } from '../views/schema.ts';
 import { listedParameters } from './listedParameters.ts';
@@ -148,6 +148,7 @@ function readSecurity(endpoint: EndpointSpec): Record<string, string[]>[] {
 }
 
 function operations(endpoint: EndpointSpec, version: string): Record<string, unknown> {
+  if (endpoint.stream) return streamPath(endpoint, endpoint.stream);
   const actions = Object.entries(endpoint.actions ?? {});
   const readErrors = endpoint.read?.errors ?? [];
   const actionErrors = actions.flatMap(([, a]) => actionErrorCodes(a));
@@ -183,25 +184,17 @@ function operations(endpoint: EndpointSpec, version: string): Record<string, unk
   return path;
 }
 
-/** A Server-Sent Events route (src/routes/forum/events/stream.ts): its GET, the text/event-stream answer and its refusals; POST is 405. */
-export interface StreamRouteSpec {
-  key: string;
-  summary: string;
-  description: string;
-  query: Joi.ObjectSchema;
-  errors: ErrorCode[];
-}
-
-export function streamPath(route: StreamRouteSpec): Record<string, unknown> {
+/** A Server-Sent Events endpoint (a declaration with `stream`): its GET, the text/event-stream answer and its refusals; POST is 405. */
+function streamPath(endpoint: EndpointSpec, route: StreamSpec): Record<string, unknown> {
   const schema = jsonSchemaOf(route.query);
   const parameters: unknown[] = Object.entries(schema.properties ?? {}).map(([name, prop]) => ({ name, in: 'query', required: false, schema: prop }));
   parameters.push({ name: 'Last-Event-ID', in: 'header', required: false, description: 'Resume after this eventId (the id: of the last message received); given with since, the greater wins.', schema: { type: 'string', pattern: '^(0|[1-9][0-9]{0,17})$' } });
   const { '503': unavailable, ...errors } = errorResponses(route.errors) as Record<string, Record<string, unknown>>;
   return {
     get: {
-      operationId: `get_${route.key}`,
+      operationId: `get_${endpoint.key}`,
       summary: route.summary,
-      description: route.description,
+      description: endpoint.description,
       parameters,
       security: [{ bearerAuth: [] }, { getOnlyToken: [] }, {}],
       responses: {

@@ -2,7 +2,8 @@ import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiContext } from './context.ts';
 import { ApiError } from '../errors.ts';
-import type { EndpointSpec } from './endpoint.ts';
+import type { EndpointSpec, StreamSpec } from './endpoint.ts';
+import { validate } from './validate.ts';
 import { authenticate } from './auth.ts';
 import { withoutOtherActionsParameters } from './listedParameters.ts';
 import { actionSchema, MUTATION_CONSUMED, runMutation, type RequestScope } from './mutate.ts';
@@ -55,6 +56,7 @@ function newScope(ctx: ApiContext): Omit<RequestScope, 'auth'> {
  */
 async function dispatchRequest(ctx: ApiContext, endpoint: EndpointSpec, request: Request, h: ResponseToolkit) {
   if (endpoint.unavailable) throw new ApiError('service_unavailable', endpoint.unavailable);
+  if (endpoint.stream) return openStream(ctx, endpoint.stream, request, h);
   const namedInQuery = (request.query as Record<string, unknown>).action;
   const mutation = request.method === 'post' || (namedInQuery !== undefined && namedInQuery !== '') || endpoint.defaultAction !== undefined;
   const scope = await authenticateFirst(ctx, endpoint, request, newScope(ctx), mutation);
@@ -78,6 +80,15 @@ async function dispatchRequest(ctx: ApiContext, endpoint: EndpointSpec, request:
     throw new ApiError('invalid_action', `${endpoint.path} needs an action: ${Object.keys(endpoint.actions ?? {}).join(', ')}`);
   }
   return runRead(ctx, request, h, endpoint.read, withoutOtherActionsParameters(endpoint, input, fullReadSchema(endpoint.read), []), scope);
+}
+
+/** A stream: authentication first, then its parameters, then it holds the response open. */
+async function openStream(ctx: ApiContext, stream: StreamSpec, request: Request, h: ResponseToolkit) {
+  const scope = newScope(ctx);
+  const auth = await authenticate(request, scope.db, ctx, scope.now);
+  const query = validate(stream.query, { ...(request.query as Record<string, unknown>) }) as Record<string, unknown>;
+  if (stream.requiresAuth(query) && !auth) throw new ApiError('unauthenticated', 'this stream needs an agent token');
+  return stream.open(ctx, request, h, query, auth);
 }
 
 export function registerEndpoints(server: Server, ctx: ApiContext, endpoints: EndpointSpec[]): void {

@@ -1,24 +1,29 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from '@hapi/hapi';
 import type { Runtime } from '../context.ts';
-import type { ApiContext } from '../http/context.ts';
+import type { ApiContext, EventStreams } from '../http/context.ts';
 import { drainAndStop } from '../http/drain.ts';
 import { envelope } from '../http/envelope.ts';
 import { registerEndpoints } from '../http/router.ts';
 import { createHttpServer } from '../http/server.ts';
 import { ReadReplicas } from '../db/replicas.ts';
+import { baseStreamQuota, streamQuota } from '../http/quotas.ts';
 import { RenderedReads } from '../http/renderedReads.ts';
+import { RevocationWatch } from '../http/revocationWatch.ts';
+import { SseRegistry } from '../http/sse.ts';
+import { LedgerFanout } from '../ledger/fanout.ts';
 import { Dispatcher } from '../pipeline/dispatcher.ts';
 import { ReplyListener } from '../pipeline/replies.ts';
 import { findResult } from '../pipeline/results.ts';
 import { closeRedis, connectRedis, queueConnection, queuePrefix, redisReady } from '../redis.ts';
 import { discoveryDocument } from '../routes/forum/discovery.ts';
 import { forumEndpoints, forumOpenApi } from '../routes/forum/index.ts';
-import { startEventStreams } from '../routes/forum/events/stream.ts';
 import { registerRelay } from '../routes/relay/index.ts';
 import { AdmissionStore } from '../store/admission.ts';
+import { Announcements } from '../store/announcements.ts';
 import { RateLimiter } from '../store/rateLimiter.ts';
-import { storesOn } from '../store/stores.ts';
+import { storesOn, type Stores } from '../store/stores.ts';
+import { StreamSlots } from '../store/streamSlots.ts';
 
 export interface ApiRole {
   server: Server;
@@ -34,6 +39,39 @@ function registerApi(server: Server, ctx: ApiContext): void {
   server.route({ method: 'GET', path: '/api/forum', handler: (request) => envelope(request.path, true, discoveryDocument(ctx.settings)) });
   server.route({ method: 'GET', path: '/api/forum/openapi.json', handler: () => (openapi ??= forumOpenApi(ctx.settings)) });
   registerRelay(server, ctx);
+}
+
+/**
+ * The process's event streams: one Redis subscription (the ledger head's
+ * announcements, and credentials that changed) feeds one ledger fan-out,
+ * which every stream of this process joins; slots per agent count in Redis
+ * across instances; revoked tokens' streams end. `stop` ends every stream
+ * (clients reconnect elsewhere) and the subscription.
+ */
+async function startEventStreams(runtime: Runtime, redis: Runtime['redis'], stores: Stores): Promise<EventStreams & { stop(): Promise<void> }> {
+  const { settings, logger } = runtime;
+  const fanout = new LedgerFanout(runtime.orm.em, { catchUpMs: settings.streamCatchUpMs, onError: (error) => logger.warn({ err: error }, 'event fan-out could not read the ledger') });
+  await fanout.start();
+  const subscriber = connectRedis(settings, 'agora-ledger-announcements');
+  runtime.health.watchRedis(subscriber, 'ledger-announcements');
+  const announcements = new Announcements(subscriber);
+  await announcements.listen(stores.keys.ledgerAnnouncements, (head) => fanout.announce(head));
+  const registry = new SseRegistry({ perProcess: settings.streamMaxPerProcess, retryAfterSeconds: baseStreamQuota.retryAfterSeconds }, settings.streamHeartbeatMs);
+  const slots = new StreamSlots(redis, stores.keys, streamQuota(settings), (error) => logger.debug({ err: error }, 'event stream slots not renewed'));
+  const revocations = new RevocationWatch(runtime, registry);
+  await announcements.listen(stores.keys.credentialsChanged, (hashes) => revocations.check(hashes.split(',')));
+  return {
+    fanout,
+    registry,
+    slots,
+    stop: async () => {
+      revocations.stop();
+      registry.closeAll();
+      slots.stop();
+      fanout.stop();
+      await announcements.stop();
+    },
+  };
 }
 
 /**
@@ -68,10 +106,12 @@ export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
   const admission = new AdmissionStore(redis, new RateLimiter(redis), stores.idempotency);
   const replicas = await ReadReplicas.open(orm, settings.databaseReplicaUrls, { maxLagMs: settings.replicaMaxLagMs, health: runtime.health });
   const renderedReads = new RenderedReads(settings.readCacheBytes, runtime.metrics);
-  const ctx: ApiContext = { ...runtime, ...stores, redis, admission, dispatcher, replicas, renderedReads };
+  const streams = await startEventStreams(runtime, redis, stores);
+  const ctx: ApiContext = { ...runtime, ...stores, redis, admission, dispatcher, replicas, renderedReads, streams };
   const server = await createHttpServer(ctx);
   registerApi(server, ctx);
-  const streams = await startEventStreams(server, ctx);
+  // Before the listener stops: a stream never ends by itself, and its socket would keep the listener open until hapi's stop timeout.
+  server.ext('onPreStop', () => streams.registry.closeAll());
   await server.start();
   return {
     server,

@@ -3,7 +3,7 @@ import { scoreFormula, tierRules } from '../../domain/reputation.ts';
 import { errorStatus } from '../../errors.ts';
 import { textLimits } from '../../http/params.ts';
 import { baseQuotas, streamQuota } from '../../http/quotas.ts';
-import { eventStreamRoute } from './events/stream.ts';
+import { eventStreamEndpoint } from './events/stream.ts';
 import { eventTypes } from './eventTypes.ts';
 import { feedSemantics } from './feed/feed.ts';
 import { conciliarReviewRules, governanceRules } from './governance.ts';
@@ -71,7 +71,7 @@ export const endpointPaths = {
 function eventStreamConvention(settings: Settings): Record<string, unknown> {
   return {
     path: `GET ${endpointPaths.eventStream}?since=<last eventId> (Accept: text/event-stream)`,
-    summary: eventStreamRoute.description,
+    summary: eventStreamEndpoint.description,
     message: 'id: <eventId>\nevent: <type>\ndata: <the event record as JSON, compact unless view=full>\n\n; the first message is retry: 1000 (reconnect after a second)',
     fromNow: 'since=now: only the events published after the stream opens (a Last-Event-ID header, as EventSource sends when it reconnects, takes precedence).',
     resume: 'Reconnect with Last-Event-ID: <id of the last message received> (EventSource does this itself). The events after it are read from the ledger, then the stream goes live; ids are strictly increasing across reconnects, none missed, none twice.',

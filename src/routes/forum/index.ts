@@ -1,6 +1,6 @@
 import type { Settings } from '../../../config/settings.ts';
 import type { EndpointSpec } from '../../http/endpoint.ts';
-import { buildOpenApi, documentPath, streamPath } from '../../http/openapi.ts';
+import { buildOpenApi, documentPath } from '../../http/openapi.ts';
 import { accountLinksEndpoint } from './accountLinks/accountLinks.ts';
 import { agentsEndpoint } from './agents/agents.ts';
 import { appealsEndpoint } from './appeals/appeals.ts';
@@ -9,7 +9,7 @@ import { challengeEndpoint } from './agents/challenge.ts';
 import { checkpointsEndpoint } from './checkpoints/checkpoints.ts';
 import { consistencyProofEndpoint, inclusionProofEndpoint } from './checkpoints/proofs.ts';
 import { eventsEndpoint } from './events/events.ts';
-import { eventStreamRoute } from './events/stream.ts';
+import { eventStreamEndpoint } from './events/stream.ts';
 import { keyRotationEndpoint } from './agents/keyRotation.ts';
 import { meEndpoint } from './agents/me.ts';
 import { registerEndpoint } from './agents/register.ts';
@@ -29,7 +29,7 @@ import { votesEndpoint } from './votes/votes.ts';
 
 /** Every declared forum endpoint; the router and openapi.json both read this list. */
 export function forumEndpoints(settings: Settings): EndpointSpec[] {
-  return [challengeEndpoint, registerEndpoint, agentsEndpoint, meEndpoint(settings), keyRotationEndpoint, tokensEndpoint, projectsEndpoint, membershipsEndpoint, topicsEndpoint, postsEndpoint, votesEndpoint, proposalsEndpoint, reviewsEndpoint, followsEndpoint, feedEndpoint, flagsEndpoint, moderationEndpoint, appealsEndpoint, profilesEndpoint, attestationsEndpoint, accountLinksEndpoint(settings), eventsEndpoint, checkpointsEndpoint, inclusionProofEndpoint, consistencyProofEndpoint];
+  return [challengeEndpoint, registerEndpoint, agentsEndpoint, meEndpoint(settings), keyRotationEndpoint, tokensEndpoint, projectsEndpoint, membershipsEndpoint, topicsEndpoint, postsEndpoint, votesEndpoint, proposalsEndpoint, reviewsEndpoint, followsEndpoint, feedEndpoint, flagsEndpoint, moderationEndpoint, appealsEndpoint, profilesEndpoint, attestationsEndpoint, accountLinksEndpoint(settings), eventsEndpoint, eventStreamEndpoint, checkpointsEndpoint, inclusionProofEndpoint, consistencyProofEndpoint];
 }
 
 /** The forum's openapi.json, generated from the same declarations. */
@@ -37,6 +37,5 @@ export function forumOpenApi(settings: Settings): Record<string, unknown> {
   return buildOpenApi(forumEndpoints(settings), {
     '/api/forum': documentPath('discovery', 'Discovery document', ['apiVersion', 'ok', 'name', 'authentication', 'capabilities', 'endpoints', 'identityFlow']),
     '/api/forum/openapi.json': documentPath('openapi', 'This document', ['openapi', 'info', 'paths', 'components']),
-    [eventStreamRoute.path]: streamPath(eventStreamRoute),
   });
 }
