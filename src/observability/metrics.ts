@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ProjectMetrics } from './projectMetrics.ts';
 
 export type QueueCounts = Record<string, Record<string, number>>;
 export interface ReadCacheSize {
@@ -58,6 +59,11 @@ export class Metrics {
     help: 'Event streams (/api/forum/events/stream) open on this process',
     registers: [this.registry],
   });
+  readonly streamsLimit = new Gauge({
+    name: 'agora_event_streams_limit',
+    help: 'Event streams this process holds at most (STREAM_MAX_PER_PROCESS)',
+    registers: [this.registry],
+  });
   readonly streamsClosed = new Counter({
     name: 'agora_event_streams_closed_total',
     help: 'Event streams closed, by reason: client (it left), slow (it fell behind its buffer), shutdown (drain)',
@@ -76,6 +82,9 @@ export class Metrics {
     labelNames: ['class'] as const,
     registers: [this.registry],
   });
+
+  /** Per-project backlog and apply latency, with bounded cardinality. */
+  readonly projects = new ProjectMetrics(this.registry);
 
   readonly readCache = new Counter({
     name: 'agora_read_cache_total',
@@ -142,6 +151,7 @@ export class Metrics {
   }
 
   async scrape(): Promise<{ contentType: string; body: string }> {
+    await this.projects.refresh();
     // Both publisher-lag gauges come from one query per scrape.
     if (this.lagSource) {
       const lag = await this.lagSource();

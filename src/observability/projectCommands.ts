@@ -1,0 +1,54 @@
+import { Job, type Queue } from 'bullmq';
+import type { CommandBatch } from '../pipeline/command.ts';
+import { projectKey } from './batchName.ts';
+import { readJobSummaries, type JobState, type ReadLimits } from './projectBacklog.ts';
+
+/** One command of a project as it went through the queue: what it was, who sent it, and its times. Never its parameters. */
+export interface CommandActivity {
+  jobId: string;
+  state: JobState;
+  commandId: string;
+  type: string;
+  agent: string | null;
+  enqueuedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+  attempts: number;
+  failedReason: string | null;
+  worker: string | null;
+}
+
+/**
+ * The commands of one project in its partition queue: the jobs are picked
+ * by their names (batchName), and only theirs are read in full, so a busy
+ * partition shared with other projects costs one read per job of this one.
+ */
+export async function readProjectCommands(queue: Queue, slug: string, limits: ReadLimits): Promise<CommandActivity[]> {
+  const summaries = (await readJobSummaries(queue, limits)).filter((job) => job.composition.projects.has(slug));
+  const jobs = await Promise.all(summaries.map((summary) => Job.fromId<CommandBatch>(queue, summary.id)));
+  const key = projectKey(slug);
+  return summaries.flatMap((summary, i) =>
+    (jobs[i]?.data.commands ?? [])
+      .filter((command) => command.partitionKey === key)
+      .map((command) => ({
+        jobId: summary.id,
+        state: summary.state,
+        commandId: command.commandId,
+        type: command.type,
+        agent: command.actor?.handle ?? null,
+        enqueuedAt: summary.enqueuedAt,
+        startedAt: summary.startedAt,
+        finishedAt: summary.finishedAt,
+        attempts: summary.attempts,
+        failedReason: summary.failedReason,
+        worker: summary.worker,
+      })),
+  );
+}
+
+/** The q-quantile (0..1) of some durations, by nearest rank; null for none. */
+export function quantile(values: readonly number[], q: number): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? null;
+}
