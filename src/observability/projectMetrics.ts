@@ -19,7 +19,8 @@ const MAX_COUNTED = 10_000;
  */
 export class ProjectMetrics {
   private topN = 20;
-  private backlogSource: (() => Promise<ProjectBacklog[]>) | null = null;
+  /** Where the backlog comes from; Metrics reads it at scrape time. */
+  backlogSource: (() => Promise<ProjectBacklog[]>) | null = null;
   private readonly labelled = new Set<string>();
   private dispatched = new Map<string, number>();
   private readonly waiting: Gauge<'project'>;
@@ -74,15 +75,14 @@ export class ProjectMetrics {
     this.latency.observe({ project: this.labelled.has(project) ? project : OTHER_PROJECTS }, seconds);
   }
 
-  /** Before each scrape: the backlog gauges from the queues, and the busiest-N choice of the latency series. */
-  async refresh(now = Date.now()): Promise<void> {
+  /** Before each scrape: the backlog gauges from what the queues hold (none when they could not be read), and the busiest-N choice of the latency series. */
+  refresh(backlog: ProjectBacklog[] | null, now = Date.now()): void {
     this.relabelLatency();
-    if (!this.backlogSource) return;
-    const backlog = await this.backlogSource();
+    for (const gauge of [this.waiting, this.oldestAge, this.failed]) gauge.reset();
+    if (!backlog) return;
     const named = backlog.filter((entry) => entry.project !== null).slice(0, this.topN);
     const rest = backlog.filter((entry) => !named.includes(entry));
     const ageOf = (entries: ProjectBacklog[]) => Math.max(0, ...entries.map((e) => (e.oldestEnqueuedAt === null ? 0 : (now - e.oldestEnqueuedAt) / 1000)));
-    for (const gauge of [this.waiting, this.oldestAge, this.failed]) gauge.reset();
     for (const entry of named) this.set(entry.project ?? OTHER_PROJECTS, entry.waiting, ageOf([entry]), entry.failed);
     // Always present, so a query over the family has a series even when no project waits.
     this.set(
