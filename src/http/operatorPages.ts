@@ -56,7 +56,7 @@ Recently applied counts the commands of the newest ${LIST_LIMITS.completed} comp
 function projectPage(slug: string, queue: Queue, partitionJobs: readonly JobSummary[], commands: readonly CommandActivity[], now: number): string {
   const pending = commands.filter((c) => c.state !== 'completed' && c.state !== 'failed');
   const done = commands.filter((c) => c.state === 'completed' && c.finishedAt !== null).map((c) => (c.finishedAt ?? 0) - c.enqueuedAt);
-  const oldest = Math.min(...pending.map((c) => c.enqueuedAt));
+  const oldest = pending.reduce((min, c) => Math.min(min, c.enqueuedAt), Infinity);
   const recent = [...commands].sort((a, b) => b.enqueuedAt - a.enqueuedAt).slice(0, SHOWN_COMMANDS);
   const failures = commands.filter((c) => c.failedReason !== null).sort((a, b) => (b.finishedAt ?? b.enqueuedAt) - (a.finishedAt ?? a.enqueuedAt));
   const since = (at: number | null) => (at === null ? null : `${duration(now - at)} ago`);

@@ -1,21 +1,14 @@
 import { Job, type Queue } from 'bullmq';
 import type { CommandBatch } from '../pipeline/command.ts';
 import { projectKey } from './batchName.ts';
-import { readJobSummaries, type JobState, type ReadLimits } from './projectBacklog.ts';
+import { readJobSummaries, type JobSummary, type ReadLimits } from './projectBacklog.ts';
 
-/** One command of a project as it went through the queue: what it was, who sent it, and its times. Never its parameters. */
-export interface CommandActivity {
+/** One command of a project as it went through the queue: what it was, who sent it, and its job's state and times. Never its parameters. */
+export interface CommandActivity extends Omit<JobSummary, 'queue' | 'id' | 'composition'> {
   jobId: string;
-  state: JobState;
   commandId: string;
   type: string;
   agent: string | null;
-  enqueuedAt: number;
-  startedAt: number | null;
-  finishedAt: number | null;
-  attempts: number;
-  failedReason: string | null;
-  worker: string | null;
 }
 
 /**
@@ -27,22 +20,10 @@ export async function readProjectCommands(queue: Queue, slug: string, limits: Re
   const summaries = (await readJobSummaries(queue, limits)).filter((job) => job.composition.projects.has(slug));
   const jobs = await Promise.all(summaries.map((summary) => Job.fromId<CommandBatch>(queue, summary.id)));
   const key = projectKey(slug);
-  return summaries.flatMap((summary, i) =>
+  return summaries.flatMap(({ queue: _queue, id, composition: _composition, ...job }, i) =>
     (jobs[i]?.data.commands ?? [])
       .filter((command) => command.partitionKey === key)
-      .map((command) => ({
-        jobId: summary.id,
-        state: summary.state,
-        commandId: command.commandId,
-        type: command.type,
-        agent: command.actor?.handle ?? null,
-        enqueuedAt: summary.enqueuedAt,
-        startedAt: summary.startedAt,
-        finishedAt: summary.finishedAt,
-        attempts: summary.attempts,
-        failedReason: summary.failedReason,
-        worker: summary.worker,
-      })),
+      .map((command) => ({ ...job, jobId: id, commandId: command.commandId, type: command.type, agent: command.actor?.handle ?? null })),
   );
 }
 

@@ -82,7 +82,7 @@ export class ProjectMetrics {
     if (!backlog) return;
     const named = backlog.filter((entry) => entry.project !== null).slice(0, this.topN);
     const rest = backlog.filter((entry) => !named.includes(entry));
-    const ageOf = (entries: ProjectBacklog[]) => Math.max(0, ...entries.map((e) => (e.oldestEnqueuedAt === null ? 0 : (now - e.oldestEnqueuedAt) / 1000)));
+    const ageOf = (entries: ProjectBacklog[]) => entries.reduce((max, e) => Math.max(max, e.oldestEnqueuedAt === null ? 0 : (now - e.oldestEnqueuedAt) / 1000), 0);
     for (const entry of named) this.set(entry.project ?? OTHER_PROJECTS, entry.waiting, ageOf([entry]), entry.failed);
     // Always present, so a query over the family has a series even when no project waits.
     this.set(
