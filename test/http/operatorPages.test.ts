@@ -7,13 +7,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectKey } from '../../src/observability/batchName.ts';
 import { partitionOf } from '../../src/pipeline/partitions.ts';
 import { createPost, newTopic, type TestTopic } from '../support/forum.ts';
+import { sample, scrapeMetrics } from '../support/metrics.ts';
 import { queuesIdle } from '../support/queues.ts';
 import { until } from '../support/serviceProcess.ts';
 import { failCommandOf, holdProjects } from '../support/stuckProjects.ts';
 import { useTestApp } from '../support/testApp.ts';
 
 const OPERATOR_TOKEN = 'operator-token-for-tests-0123456789';
-const t = useTestApp({ OPERATOR_TOKEN, COMMAND_TIMEOUT_MS: '1000' });
+// Posts to a held project wait for the release within COMMAND_TIMEOUT_MS.
+const t = useTestApp({ OPERATOR_TOKEN, COMMAND_TIMEOUT_MS: '60000' });
 
 /** Debian's Chromium; .ci/run installs it. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -50,8 +52,9 @@ describe('per-project pages in a real browser', () => {
     await createPost(t.client, stuck.owner, stuck);
     await failCommandOf(t, stuck.projectSlug, 'crashing-command-7');
     const release = await holdProjects(t, [stuck.projectSlug]);
+    const replies = Promise.all([postTo(stuck), postTo(stuck), postTo(stuck), postTo(stuck)]);
     try {
-      expect((await Promise.all([postTo(stuck), postTo(stuck), postTo(stuck), postTo(stuck)])).map((r) => r.status)).toEqual([503, 503, 503, 503]);
+      await until(async () => sample(await scrapeMetrics(t), 'agora_project_commands_waiting', `project="${stuck.projectSlug}"`) === 4, 30_000, 'four commands of the held project waiting');
       const page = await operatorPage();
       expect((await page.goto(`${t.client.base}/admin/projects`))?.status()).toBe(200);
       const rows = page.locator('tbody tr');
@@ -85,6 +88,7 @@ describe('per-project pages in a real browser', () => {
     } finally {
       await release();
     }
+    expect((await replies).map((r) => r.status)).toEqual([200, 200, 200, 200]);
     await until(() => queuesIdle(t.redis, t.settings.redisPrefix), 20_000, 'the held commands to be applied');
   }, 90_000);
 
