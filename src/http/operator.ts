@@ -21,9 +21,10 @@ function isOperatorPath(path: string): boolean {
 
 /**
  * Operators' surfaces: the bull-board dashboard, the per-project pages,
- * Prometheus metrics and the queue counts, all behind OPERATOR_TOKEN (HTTP Basic with any user name, or
- * Bearer). Without the setting nobody gets in. Checked before routing, so an
- * unauthorised request learns nothing about which paths exist below.
+ * Prometheus metrics and the queue counts, all behind OPERATOR_TOKEN (HTTP
+ * Basic with any user name, or Bearer). Without the setting nobody gets in.
+ * Checked before routing, so an unauthorised request learns nothing about
+ * which paths exist below.
  */
 export async function registerOperatorRoutes(server: Server, ctx: ApiContext): Promise<void> {
   server.ext('onRequest', (request: Request, h: ResponseToolkit) => {
