@@ -12,6 +12,8 @@ const t = useTestApp({ OPERATOR_TOKEN: 'operator-token-for-tests-0123456789', ME
 const postTo = (topic: TestTopic) => t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'queued' }, { token: topic.owner.token });
 const project = (slug: string) => `project="${slug}"`;
 const OTHER = project('(other)');
+/** Whether a scrape has a backlog series for the project (its latency series may be there anyway). */
+const namedInBacklog = (scrape: string, slug: string) => scrape.includes(`agora_project_commands_waiting{${project(slug)}}`);
 
 describe('per-project metrics', () => {
   it('names the two projects with most commands waiting, sums the third as (other), and clears them once applied', async () => {
@@ -25,7 +27,7 @@ describe('per-project metrics', () => {
       await until(async () => waiting((held = await scrapeMetrics(t)), project(a.projectSlug)) + waiting(held, project(b.projectSlug)) + waiting(held, OTHER) === 6, 30_000, 'six commands waiting');
       expect(waiting(held, project(a.projectSlug))).toBe(3);
       expect(waiting(held, project(b.projectSlug))).toBe(2);
-      expect(held).not.toContain(project(c.projectSlug));
+      expect(namedInBacklog(held, c.projectSlug)).toBe(false);
       expect(waiting(held, OTHER)).toBe(1);
       // The ages grow while the commands wait, and never exceed the time since the posts were sent.
       const age = (scrape: string, labels: string) => sample(scrape, 'agora_project_oldest_command_age_seconds', labels);
@@ -39,7 +41,7 @@ describe('per-project metrics', () => {
     expect((await replies).map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
     await until(() => queuesIdle(t.redis, t.settings.redisPrefix), 20_000, 'the held commands to be applied');
     const applied = await scrapeMetrics(t);
-    expect(applied).not.toContain(project(a.projectSlug));
+    expect(namedInBacklog(applied, a.projectSlug)).toBe(false);
     expect(sample(applied, 'agora_project_commands_waiting', OTHER)).toBe(0);
     expect(sample(applied, 'agora_project_oldest_command_age_seconds', OTHER)).toBe(0);
   }, 120_000);
