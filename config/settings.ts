@@ -34,6 +34,8 @@ export interface Settings {
   operatorToken: string | null;
   /** Port of a worker-only process's /metrics listener (0: any free port). */
   metricsPort: number;
+  /** Projects /metrics names in its per-project series (the busiest); the rest are summed as project="(other)". */
+  metricsTopProjects: number;
   /** How often a worker deletes command results and spent nonces past the 24 h retry window. */
   pruneIntervalMs: number;
   /**
@@ -96,6 +98,7 @@ const schema = Joi.object({
     .default('info'),
   OPERATOR_TOKEN: Joi.string().min(16).max(256).allow(''),
   METRICS_PORT: Joi.number().integer().min(0).max(65535).default(9091),
+  METRICS_TOP_PROJECTS: Joi.number().integer().min(0).max(1000).default(20),
   PRUNE_INTERVAL_MS: Joi.number().integer().min(1000).default(3_600_000),
   DRAIN_GRACE_MS: Joi.number().integer().min(0).max(120_000).default(5000),
   DATABASE_REPLICA_URLS: Joi.string()
@@ -156,6 +159,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     logLevel: value.LOG_LEVEL,
     operatorToken: value.OPERATOR_TOKEN ? String(value.OPERATOR_TOKEN) : null,
     metricsPort: value.METRICS_PORT,
+    metricsTopProjects: value.METRICS_TOP_PROJECTS,
     pruneIntervalMs: value.PRUNE_INTERVAL_MS,
     drainGraceMs: value.DRAIN_GRACE_MS,
     databaseReplicaUrls: splitList(String(value.DATABASE_REPLICA_URLS)),

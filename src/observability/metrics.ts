@@ -1,4 +1,8 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { ProjectMetrics } from './projectMetrics.ts';
+
+/** How long a scrape waits for one read of shared state. */
+const SOURCE_TIMEOUT_MS = 2000;
 
 export type QueueCounts = Record<string, Record<string, number>>;
 export interface ReadCacheSize {
@@ -58,6 +62,11 @@ export class Metrics {
     help: 'Event streams (/api/forum/events/stream) open on this process',
     registers: [this.registry],
   });
+  readonly streamsLimit = new Gauge({
+    name: 'agora_event_streams_limit',
+    help: 'Event streams this process holds at most (STREAM_MAX_PER_PROCESS)',
+    registers: [this.registry],
+  });
   readonly streamsClosed = new Counter({
     name: 'agora_event_streams_closed_total',
     help: 'Event streams closed, by reason: client (it left), slow (it fell behind its buffer), shutdown (drain)',
@@ -76,6 +85,9 @@ export class Metrics {
     labelNames: ['class'] as const,
     registers: [this.registry],
   });
+
+  /** Per-project backlog and apply latency, with bounded cardinality. */
+  readonly projects = new ProjectMetrics(this.registry);
 
   readonly readCache = new Counter({
     name: 'agora_read_cache_total',
@@ -103,21 +115,20 @@ export class Metrics {
         this.set(metrics.readCacheSource?.().entries ?? 0);
       },
     });
-    new Gauge({
-      name: 'agora_queue_jobs',
-      help: 'Jobs per partition queue and state',
-      labelNames: ['queue', 'state'] as const,
-      registers: [this.registry],
-      async collect() {
-        if (!metrics.queueSource) return;
-        this.reset();
-        for (const [queue, counts] of Object.entries(await metrics.queueSource())) {
-          for (const [state, count] of Object.entries(counts)) this.set({ queue, state }, count);
-        }
-      },
-    });
   }
 
+  private readonly queueJobs = new Gauge({
+    name: 'agora_queue_jobs',
+    help: 'Jobs per partition queue and state',
+    labelNames: ['queue', 'state'] as const,
+    registers: [this.registry],
+  });
+  private readonly sourceFailures = new Counter({
+    name: 'agora_metrics_source_failures_total',
+    help: 'Scrape-time reads of shared state (queues, project backlog, outbox) that failed or took too long; their series are left out of that scrape',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+  });
   private readonly outboxPending = new Gauge({
     name: 'agora_ledger_outbox_pending',
     help: 'Outbox events committed but not yet published to the ledger',
@@ -141,13 +152,42 @@ export class Metrics {
     this.lagSource ??= source;
   }
 
+  /**
+   * Shared state is read once per scrape, in parallel and each read bounded:
+   * during a Redis or Postgres outage the scrape still answers, with the
+   * process's own series and without those it could not read.
+   */
   async scrape(): Promise<{ contentType: string; body: string }> {
-    // Both publisher-lag gauges come from one query per scrape.
-    if (this.lagSource) {
-      const lag = await this.lagSource();
+    const [queues, backlog, lag] = await Promise.all([this.read('queues', this.queueSource), this.read('project_backlog', this.projects.backlogSource), this.read('ledger_outbox', this.lagSource)]);
+    this.queueJobs.reset();
+    for (const [queue, counts] of Object.entries(queues ?? {})) {
+      for (const [state, count] of Object.entries(counts)) this.queueJobs.set({ queue, state }, count);
+    }
+    this.projects.refresh(backlog);
+    if (lag) {
       this.outboxPending.set(lag.pending);
       this.outboxOldestAge.set(lag.oldestAgeSeconds);
+    } else if (this.lagSource) {
+      this.outboxPending.reset();
+      this.outboxOldestAge.reset();
     }
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  /** A source's value, or null when it is not attached, fails, or takes longer than SOURCE_TIMEOUT_MS (a connection waiting for Redis to return). */
+  private async read<T>(source: string, read: (() => Promise<T>) | null): Promise<T | null> {
+    if (!read) return null;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), SOURCE_TIMEOUT_MS)));
+    try {
+      const value = await Promise.race([read(), late]);
+      if (value === null) this.sourceFailures.inc({ source });
+      return value;
+    } catch {
+      this.sourceFailures.inc({ source });
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

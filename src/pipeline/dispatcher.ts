@@ -1,4 +1,6 @@
+import { performance } from 'node:perf_hooks';
 import { Queue } from 'bullmq';
+import { batchName } from '../observability/batchName.ts';
 import type { Command, CommandBatch, CommandResult } from './command.ts';
 import { partitionOf, partitionQueueName, queueCounts } from './partitions.ts';
 import type { ReplyListener } from './replies.ts';
@@ -76,7 +78,8 @@ class PartitionLane {
     try {
       // No custom jobId: BullMQ dedupes by jobId only while the job exists, and a batch must never be
       // dropped because it shares an id with an older one. Duplicates are stopped by processed_command.
-      await this.queue.add('batch', data);
+      // Named by its projects, so operators' views count a project's backlog without reading job data.
+      await this.queue.add(batchName(batch.map((w) => w.command.partitionKey)), data);
       for (const w of batch) w.sent();
     } catch (error) {
       this.outstanding -= batch.length;
@@ -100,6 +103,7 @@ export class Dispatcher {
   private readonly queues: Queue[];
   private readonly lanes: PartitionLane[];
   private readonly options: DispatcherOptions;
+  private answerListener: ((partitionKey: string, seconds: number) => void) | null = null;
 
   constructor(options: DispatcherOptions) {
     this.options = options;
@@ -137,6 +141,7 @@ export class Dispatcher {
     const lane = this.lanes[partitionOf(command.partitionKey, this.options.partitions)];
     if (!lane) throw new Error('partition out of range');
     const pending = replies.wait(command.commandId, this.options.timeoutMs);
+    const handedOver = performance.now();
     try {
       await lane.submit(command);
     } catch (error) {
@@ -145,7 +150,13 @@ export class Dispatcher {
     }
     const result = await pending;
     lane.settled();
+    if (result) this.answerListener?.(command.partitionKey, (performance.now() - handedOver) / 1000);
     return result ?? (await this.findResult(command.commandId));
+  }
+
+  /** Hears how long each answered command took from being handed to its queue to its result (for per-project latency). */
+  observeAnswers(listener: (partitionKey: string, seconds: number) => void): void {
+    this.answerListener = listener;
   }
 
   /** Job counts per partition queue, for operators' dashboards. */

@@ -14,8 +14,8 @@ async function fetchAs(path: string, authorization?: string): Promise<Response> 
 }
 
 describe('operator surfaces', () => {
-  it('refuses the dashboard, its API, the metrics and the queue counts without the operator credential', async () => {
-    for (const path of ['/admin/queues', '/admin/queues/api/queues', '/metrics', '/queuez']) {
+  it('refuses the dashboard, its API, the project pages, the metrics and the queue counts without the operator credential', async () => {
+    for (const path of ['/admin/queues', '/admin/queues/api/queues', '/admin/projects', '/admin/projects/alpha', '/metrics', '/queuez']) {
       const reply = await fetchAs(path);
       expect(reply.status, path).toBe(401);
       expect(reply.headers.get('www-authenticate')).toMatch(/^Basic realm="Agora operators"/);
@@ -95,6 +95,11 @@ describe('operator surfaces', () => {
       'agora_batch_size_bucket',
       'agora_batch_apply_duration_seconds_bucket',
       'agora_queue_jobs',
+      'agora_project_commands_waiting',
+      'agora_project_oldest_command_age_seconds',
+      'agora_project_failed_commands',
+      'agora_project_apply_latency_seconds_bucket',
+      'agora_event_streams_limit',
       'agora_ledger_outbox_pending',
       'agora_ledger_outbox_oldest_age_seconds',
       'nodejs_eventloop_lag_seconds',

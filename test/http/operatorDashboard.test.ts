@@ -40,7 +40,7 @@ describe('queue dashboard in a real browser', () => {
     } finally {
       await browser.close();
     }
-  });
+  }, 90_000);
 
   it('refuses the board to a browser whose operator password is wrong', async () => {
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
