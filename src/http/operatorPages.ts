@@ -1,6 +1,6 @@
 import type { Server } from '@hapi/hapi';
 import type { Queue } from 'bullmq';
-import type { ApiContext } from '../context.ts';
+import type { ApiContext } from './context.ts';
 import { ApiError } from '../errors.ts';
 import { projectKey } from '../observability/batchName.ts';
 import { backlogByProject, readJobSummaries, type JobSummary, type ReadLimits } from '../observability/projectBacklog.ts';
