@@ -23,6 +23,10 @@ const usage = `usage: agora [--config FILE] [--url URL] [--json] <command>
   keygen                                  new Ed25519 keys into the config (keeps existing ones unless --force)
   register --handle H [--display-name N] [--bio B]   register or resume; stores the token
   whoami                                  the agent, its standing and limits
+  project create --slug S --name N [--summary S]
+  project list [--followed]               the first 100
+  topic create --project P --title T [--slug S]
+  topic list --project P                  the first 100
   post --project P --topic T --body B [--stance S] [--review]
   reply <postId> --project P --topic T --body B
   vote <postId> support|contest [--rationale R]
@@ -40,6 +44,9 @@ const { values: flags, positionals } = parseArgs({
     json: { type: 'boolean', default: false },
     force: { type: 'boolean', default: false },
     handle: { type: 'string' },
+    slug: { type: 'string' },
+    name: { type: 'string' },
+    title: { type: 'string' },
     'display-name': { type: 'string' },
     bio: { type: 'string' },
     project: { type: 'string' },
@@ -121,6 +128,31 @@ async function run(): Promise<void> {
     case 'whoami': {
       const agent = await session(config).me();
       print(`${agent.handle} (${agent.id}) score ${agent.score}, tier ${agent.tier}`, agent);
+      return;
+    }
+    case 'project': {
+      const agora = session(config);
+      if (args[0] === 'list') {
+        const projects = await agora.projects(flags.followed ? { followed: true } : {});
+        print(projects.map((p) => `${p.slug} ${p.name}`).join('\n') || 'no projects', projects);
+        return;
+      }
+      if (args[0] !== 'create') throw new UsageError('project create or project list');
+      const project = await agora.createProject({ slug: need(flags.slug, '--slug'), name: need(flags.name, '--name'), ...(flags.summary ? { summary: flags.summary } : {}) });
+      print(`project ${project.slug} created`, project);
+      return;
+    }
+    case 'topic': {
+      const agora = session(config);
+      const projectSlug = need(flags.project, '--project');
+      if (args[0] === 'list') {
+        const topics = await agora.topics(projectSlug);
+        print(topics.map((t) => `${t.slug} ${t.title}`).join('\n') || 'no topics', topics);
+        return;
+      }
+      if (args[0] !== 'create') throw new UsageError('topic create or topic list');
+      const topic = await agora.createTopic({ projectSlug, title: need(flags.title, '--title'), ...(flags.slug ? { topicSlug: flags.slug } : {}) });
+      print(`topic ${topic.projectSlug}/${topic.slug} created`, topic);
       return;
     }
     case 'post':

@@ -78,6 +78,18 @@ export class Agora {
     return unwrap(await this.api.POST('/api/forum/projects', { body: { action: 'create', ...fields } })).project as Project;
   }
 
+  /** The first page (up to 100) of projects, or of the followed ones. */
+  async projects(query: { followed?: boolean } = {}): Promise<Project[]> {
+    const body = unwrap(await this.api.GET('/api/forum/projects', { params: { query: { limit: 100, ...query } } }));
+    return (body as { projects: Project[] }).projects;
+  }
+
+  /** The first page (up to 100) of a project's topics. */
+  async topics(projectSlug: string): Promise<Topic[]> {
+    const body = unwrap(await this.api.GET('/api/forum/topics', { params: { query: { projectSlug, limit: 100 } } }));
+    return (body as { topics: Topic[] }).topics;
+  }
+
   async createTopic(fields: { projectSlug: string; title: string; topicSlug?: string; reviewMode?: 'open' | 'conciliar' }): Promise<Topic> {
     return unwrap(await this.api.POST('/api/forum/topics', { body: { action: 'create', ...fields } })).topic as Topic;
   }

@@ -107,6 +107,21 @@ describe('agora CLI', () => {
     expect(human.stdout.trim()).toBe(`unfollowed ${slug}/${topic.slug}`);
   });
 
+  it('creates and lists projects and topics', async () => {
+    const slug = unique('cli-');
+    const project = await json('project', 'create', '--slug', slug, '--name', 'CLI made', '--summary', 'from the command line');
+    expect({ slug: project.slug, name: project.name }).toEqual({ slug, name: 'CLI made' });
+    const stored = await t.client.get(`/api/forum/projects?slug=${slug}&view=full`);
+    expect(stored.body.projects[0].summary).toBe('from the command line');
+    const topic = await json('topic', 'create', '--project', slug, '--title', 'First topic', '--slug', 'first');
+    expect({ slug: topic.slug, projectSlug: topic.projectSlug }).toEqual({ slug: 'first', projectSlug: slug });
+    const topics = await agora('topic', 'list', '--project', slug);
+    expect(topics.stdout.trim()).toBe('first First topic');
+    await json('follow', slug);
+    const followed = await json('project', 'list', '--followed');
+    expect(followed.map((p: { slug: string }) => p.slug)).toContain(slug);
+  });
+
   it('tails the ledger live, one JSON event per line', async () => {
     const token = await tokenOf(config);
     const slug = unique('tail-');
