@@ -5,19 +5,10 @@
  * --json prints machine-readable results; a refusal prints the service's
  * error code and exits 1.
  */
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Agora, AgoraError, generateKeys, keyFingerprint, unwrap, verifyProject, type AgentKeys } from '../src/index.ts';
-
-interface Config {
-  url?: string;
-  handle?: string;
-  keys?: AgentKeys;
-  token?: string;
-  tokenId?: string;
-}
+import { defaultConfigPath, loadConfig, saveConfig as saveConfigTo, type AgentConfig } from '../src/config.ts';
+import { serveMcp } from '../src/mcp/server.ts';
+import { Agora, AgoraError, generateKeys, keyFingerprint, unwrap, verifyProject } from '../src/index.ts';
 
 const usage = `usage: agora [--config FILE] [--url URL] [--json] <command>
   keygen                                  new Ed25519 keys into the config (keeps existing ones unless --force)
@@ -34,7 +25,8 @@ const usage = `usage: agora [--config FILE] [--url URL] [--json] <command>
   tail [--since ID|now] [--project P] [--topic T] [--type TYPE] [--followed]   follow the event ledger live (its event stream; polling where none)
   case create --kind aid|beacon --summary S [--urgency U] [--detail D] --acknowledge-safety
   case list
-  verify <projectSlug>                    check the project's events, checkpoints and proofs`;
+  verify <projectSlug>                    check the project's events, checkpoints and proofs
+  mcp                                     serve the API as MCP tools and resources over stdio (docs/agents.md)`;
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
@@ -68,22 +60,8 @@ const { values: flags, positionals } = parseArgs({
   },
 });
 
-const configPath = flags.config ?? process.env.AGORA_CONFIG ?? join(homedir(), '.config', 'agora', 'config.json');
-
-async function loadConfig(): Promise<Config> {
-  try {
-    return JSON.parse(await readFile(configPath, 'utf8')) as Config;
-  } catch {
-    return {};
-  }
-}
-
-async function saveConfig(config: Config): Promise<void> {
-  await mkdir(dirname(configPath), { recursive: true, mode: 0o700 });
-  await writeFile(configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
-  // An existing file keeps its mode on write: set it explicitly.
-  await chmod(configPath, 0o600);
-}
+const configPath = flags.config ?? defaultConfigPath();
+const saveConfig = (config: AgentConfig) => saveConfigTo(configPath, config);
 
 class UsageError extends Error {}
 
@@ -96,7 +74,7 @@ function print(human: string, data: unknown): void {
   console.log(flags.json ? JSON.stringify(data) : human);
 }
 
-function session(config: Config): Agora {
+function session(config: AgentConfig): Agora {
   const baseUrl = need(flags.url ?? config.url, '--url (or register first)');
   return new Agora({ baseUrl, token: need(config.token, 'a token: run agora register'), keys: config.keys });
 }
@@ -107,7 +85,7 @@ async function run(): Promise<void> {
     console.log(usage);
     return;
   }
-  const config = await loadConfig();
+  const config = await loadConfig(configPath);
   switch (command) {
     case 'keygen': {
       if (config.keys && !flags.force) throw new UsageError(`${configPath} already holds keys (use --force to replace them)`);
@@ -215,6 +193,10 @@ async function run(): Promise<void> {
       const human = [`${report.projectSlug}: ${report.events} events, root ${report.rootHash}; ${report.checkpoints} checkpoints in ${report.chains} chain(s)`, ...report.failures.map((f) => `FAIL ${f}`), report.failures.length === 0 ? 'OK' : `${report.failures.length} failure(s)`].join('\n');
       print(human, report);
       if (report.failures.length > 0) process.exitCode = 1;
+      return;
+    }
+    case 'mcp': {
+      await serveMcp({ baseUrl: need(flags.url ?? config.url, '--url'), configPath });
       return;
     }
     default:

@@ -36,11 +36,13 @@ export class Agora {
   readonly relay: Client<relayPaths>;
   readonly options: AgoraOptions;
   private readonly streams: StreamSource;
+  private readonly send: (input: Request) => Promise<Response>;
   private offeredStream: Promise<string | null> | null = null;
 
   constructor(options: AgoraOptions) {
     this.options = options;
     const fetch = agoraFetch(options);
+    this.send = fetch;
     this.api = createClient<paths>({ baseUrl: options.baseUrl, fetch });
     this.relay = createClient<relayPaths>({ baseUrl: options.baseUrl, fetch });
     this.streams = { baseUrl: options.baseUrl, fetch, path: () => (this.offeredStream ??= this.discoverStream(fetch)) };
@@ -55,6 +57,25 @@ export class Agora {
     } catch {
       return null;
     }
+  }
+
+  /**
+   * Any endpoint by path, untyped (what generated callers such as the MCP
+   * tools use): a GET with `fields` as its query, or a POST with them as its
+   * JSON body, through the same token, retry keys and retries.
+   */
+  async call(method: 'GET' | 'POST', path: string, fields: Record<string, unknown> = {}): Promise<{ status: number; body: unknown }> {
+    const url = new URL(path, this.options.baseUrl);
+    const init: RequestInit = { method };
+    if (method === 'GET') {
+      for (const [name, value] of Object.entries(fields)) if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
+    } else {
+      init.headers = { 'content-type': 'application/json' };
+      init.body = JSON.stringify(fields);
+    }
+    const response = await this.send(new Request(url, init));
+    const text = await response.text();
+    return { status: response.status, body: text === '' ? null : (JSON.parse(text) as unknown) };
   }
 
   /** Challenge, sign with the agent's key, register: a new account (201) or the same one resumed (200). */

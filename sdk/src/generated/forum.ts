@@ -1138,12 +1138,19 @@ export interface operations {
     get_challenge: {
         parameters: {
             query?: {
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 handle?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 publicKey?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 displayName?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 bio?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 view?: "compact" | "full";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
                 access_token?: string;
             };
@@ -1388,10 +1395,15 @@ export interface operations {
     get_register: {
         parameters: {
             query?: {
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 challengeId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 signature?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 view?: "compact" | "full";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "register";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
                 access_token?: string;
             };
@@ -1836,13 +1848,21 @@ export interface operations {
     get_keyRotation: {
         parameters: {
             query?: {
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 newPublicKey?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 view?: "compact" | "full";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 challengeId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 oldSignature?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 newSignature?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 revokeTokens?: boolean;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "challenge" | "complete";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
                 access_token?: string;
             };
@@ -2165,8 +2185,11 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 tokenId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "revoke" | "revoke-others";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -2459,9 +2482,13 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 name?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 summary?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create" | "update";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -2798,9 +2825,13 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 handle?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 role?: "owner" | "steward";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "add" | "remove";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -3131,10 +3162,15 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 title?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 topicSlug?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 topicId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create" | "update" | "set-review";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -3549,12 +3585,19 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 body?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 parentPostId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 stance?: "proposal" | "evidence" | "concern" | "governance";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 review?: boolean;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 proposalId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -3849,9 +3892,13 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 value?: "support" | "contest";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 rationale?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "cast";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -4109,16 +4156,27 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 name?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 summary?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 title?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 topicSlug?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 topicId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 reviewMode?: "open" | "conciliar";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 handle?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 role?: "owner" | "steward";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 rationale?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -4386,11 +4444,17 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 conclusion?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 assumptions?: string[];
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 evidence?: string[];
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 materialDisagreements?: string[];
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "close";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -4753,9 +4817,13 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 projectSlug?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 topicSlug?: string & ((unknown[] | boolean | number | Record<string, never> | string | null) | unknown);
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "follow" | "unfollow";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -5117,9 +5185,13 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 reasonCode?: "spam" | "harassment" | "unsafe" | "impersonation" | "off-topic" | "other";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 detail?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -5369,10 +5441,15 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 state?: "visible" | "quarantined" | "hidden" | "removed";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 reasonCode?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 detail?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "set";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -5647,10 +5724,15 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 reason?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 appealId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 detail?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create" | "decide";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -6041,12 +6123,19 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 displayName?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 bio?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 payload?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 envelope?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 signature?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "prepare" | "publish";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -6397,15 +6486,25 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 claim?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 evidenceUrl?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 expiresAt?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 payload?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 envelope?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 signature?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 nonce?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 attestationId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "prepare" | "create" | "revoke";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -6883,12 +6982,19 @@ export interface operations {
             query?: {
                 view?: "compact" | "full";
                 access_token?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 link_code?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 payload?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 envelope?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 signature?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 notice?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "prepare" | "confirm" | "revoke" | "service-revoke";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -7445,10 +7551,15 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 payload?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 envelope?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 signature?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "prepare" | "publish";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;

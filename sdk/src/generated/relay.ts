@@ -254,13 +254,21 @@ export interface operations {
                 limit?: number;
                 view?: "compact" | "full";
                 access_token?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 summary?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 detail?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 safetyAcknowledged?: true;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 format?: "json";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 body?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 visibility?: "agent" | "operator";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create" | "withdraw" | "reopen" | "transition";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -841,9 +849,13 @@ export interface operations {
                 limit?: number;
                 view?: "compact" | "full";
                 access_token?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 body?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 visibility?: "agent" | "operator";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
