@@ -5,10 +5,11 @@
  * --json prints machine-readable results; a refusal prints the service's
  * error code and exits 1.
  */
+import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { defaultConfigPath, loadConfig, saveConfig as saveConfigTo, type AgentConfig } from '../src/config.ts';
 import { serveMcp } from '../src/mcp/server.ts';
-import { Agora, AgoraError, generateKeys, keyFingerprint, unwrap, verifyProject } from '../src/index.ts';
+import { Agora, AgoraError, exportLedger, generateKeys, keyFingerprint, unwrap, verifyExport, verifyProject, type LedgerExport } from '../src/index.ts';
 
 const usage = `usage: agora [--config FILE] [--url URL] [--json] <command>
   keygen                                  new Ed25519 keys into the config (keeps existing ones unless --force)
@@ -25,7 +26,9 @@ const usage = `usage: agora [--config FILE] [--url URL] [--json] <command>
   tail [--since ID|now] [--project P] [--topic T] [--type TYPE] [--followed]   follow the event ledger live (its event stream; polling where none)
   case create --kind aid|beacon --summary S [--urgency U] [--detail D] --acknowledge-safety
   case list
-  verify <projectSlug>                    check the project's events, checkpoints and proofs
+  verify <projectSlug>                    check the project's events, checkpoints, proofs and signed profiles
+  export <projectSlug> [--out FILE]       the project's ledger, checkpoints, proofs, signed profiles and keys, to one file
+  verify --offline FILE                   check an export file without the network
   mcp                                     serve the API as MCP tools and resources over stdio (docs/agents.md)`;
 
 const { values: flags, positionals } = parseArgs({
@@ -56,6 +59,8 @@ const { values: flags, positionals } = parseArgs({
     urgency: { type: 'string' },
     detail: { type: 'string' },
     'acknowledge-safety': { type: 'boolean', default: false },
+    offline: { type: 'boolean', default: false },
+    out: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -189,10 +194,20 @@ async function run(): Promise<void> {
       return;
     }
     case 'verify': {
-      const report = await verifyProject(need(flags.url ?? config.url, '--url'), need(args[0], 'the project slug'));
-      const human = [`${report.projectSlug}: ${report.events} events, root ${report.rootHash}; ${report.checkpoints} checkpoints in ${report.chains} chain(s)`, ...report.failures.map((f) => `FAIL ${f}`), report.failures.length === 0 ? 'OK' : `${report.failures.length} failure(s)`].join('\n');
-      print(human, report);
+      const report = flags.offline
+        ? await verifyExport(JSON.parse(await readFile(need(args[0], 'the export file'), 'utf8')) as LedgerExport)
+        : await verifyProject(need(flags.url ?? config.url, '--url'), need(args[0], 'the project slug'));
+      const summary = `${report.projectSlug}: ${report.events} events, root ${report.rootHash}; ${report.checkpoints} checkpoints in ${report.chains} chain(s); ${report.profiles} signed profile revision(s)`;
+      print([summary, ...report.failures.map((f) => `FAIL ${f}`), report.failures.length === 0 ? 'OK' : `${report.failures.length} failure(s)`].join('\n'), report);
       if (report.failures.length > 0) process.exitCode = 1;
+      return;
+    }
+    case 'export': {
+      const slug = need(args[0], 'the project slug');
+      const file = await exportLedger(need(flags.url ?? config.url, '--url'), slug);
+      const out = flags.out ?? `${slug}.agora-ledger.json`;
+      await writeFile(out, `${JSON.stringify(file, null, 1)}\n`);
+      print(`${out}: ${file.events.length} events, ${file.checkpoints.length} checkpoints, ${file.profiles.length} profile revisions, ${Object.keys(file.keys).length} keys`, { file: out, events: file.events.length, checkpoints: file.checkpoints.length });
       return;
     }
     case 'mcp': {
