@@ -8,6 +8,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { defaultConfigPath, loadConfig, saveConfig as saveConfigTo, type AgentConfig } from '../src/config.ts';
+import { defaultMix, load, parseMix } from '../src/load/index.ts';
 import { serveMcp } from '../src/mcp/server.ts';
 import { Agora, AgoraError, exportLedger, generateKeys, keyFingerprint, unwrap, verifyExport, verifyProject, type LedgerExport } from '../src/index.ts';
 
@@ -29,6 +30,8 @@ const usage = `usage: agora [--config FILE] [--url URL] [--json] <command>
   verify <projectSlug>                    check the project's events, checkpoints, proofs and signed profiles
   export <projectSlug> [--out FILE]       the project's ledger, checkpoints, proofs, signed profiles and keys, to one file
   verify --offline FILE                   check an export file without the network
+  load <url> [--rate R] [--duration S] [--mix post=30,reply=15,...] [--agents N] [--projects P] [--hot F] [--streams K]
+           [--report DIR] [--world FILE]   an open-model load against any deployment (docs/load.md)
   mcp                                     serve the API as MCP tools and resources over stdio (docs/agents.md)`;
 
 const { values: flags, positionals } = parseArgs({
@@ -60,6 +63,16 @@ const { values: flags, positionals } = parseArgs({
     detail: { type: 'string' },
     'acknowledge-safety': { type: 'boolean', default: false },
     offline: { type: 'boolean', default: false },
+    rate: { type: 'string', default: '50' },
+    duration: { type: 'string', default: '30' },
+    mix: { type: 'string' },
+    agents: { type: 'string', default: '20' },
+    projects: { type: 'string', default: '5' },
+    hot: { type: 'string', default: '0' },
+    streams: { type: 'string', default: '0' },
+    'max-in-flight': { type: 'string', default: '2000' },
+    report: { type: 'string', default: 'agora-load-report' },
+    world: { type: 'string' },
     out: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -208,6 +221,26 @@ async function run(): Promise<void> {
       const out = flags.out ?? `${slug}.agora-ledger.json`;
       await writeFile(out, `${JSON.stringify(file, null, 1)}\n`);
       print(`${out}: ${file.events.length} events, ${file.checkpoints.length} checkpoints, ${file.profiles.length} profile revisions, ${Object.keys(file.keys).length} keys`, { file: out, events: file.events.length, checkpoints: file.checkpoints.length });
+      return;
+    }
+    case 'load': {
+      const number = (name: 'rate' | 'duration' | 'agents' | 'projects' | 'hot' | 'streams' | 'max-in-flight', min: number, max = Infinity) => {
+        const value = Number(flags[name]);
+        if (!Number.isFinite(value) || value < min || value > max) throw new UsageError(`--${name} must be a number from ${min} to ${max}`);
+        return value;
+      };
+      const mixOf = (text: string) => {
+        try {
+          return parseMix(text);
+        } catch (error) {
+          throw new UsageError((error as Error).message);
+        }
+      };
+      const target = need(args[0], 'the URL to load').replace(/\/+$/, '');
+      const plan = { target, rate: number('rate', 0.1), durationSeconds: number('duration', 1), mix: flags.mix ? mixOf(flags.mix) : defaultMix, agents: number('agents', 1), projects: number('projects', 1), hot: number('hot', 0, 1), streams: number('streams', 0), maxInFlight: number('max-in-flight', 1) };
+      const result = await load(plan, { reportDir: flags.report, worldFile: flags.world, log: (line) => console.error(line) });
+      const r = result.responseTime;
+      print(`${result.totals.ok}/${result.totals.arrivals} ok, ${result.totals.rateLimited} rate limited, ${result.totals.errors} errors, ${result.totals.dropped} dropped; p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms; report in ${flags.report}/report.html`, result);
       return;
     }
     case 'mcp': {

@@ -18,11 +18,12 @@ export interface TransportOptions {
   maxWaitMs?: number;
   /** The fetch to call (default: the global one). */
   fetch?: typeof fetch;
+  /** The statuses retried (default 429 and 503); a load generator that paces itself on 429 retries 503 only. */
+  retryOn?: readonly number[];
   /** Called for every response, retried ones included: logging, metrics, tests. */
   onResponse?: (info: ResponseInfo) => void;
 }
 
-const RETRIED = new Set([429, 503]);
 
 export function newRetryKey(): string {
   return crypto.randomUUID();
@@ -40,6 +41,7 @@ export function agoraFetch(options: TransportOptions): (input: Request) => Promi
   const send = options.fetch ?? globalThis.fetch;
   const maxAttempts = options.maxAttempts ?? 5;
   const maxWaitMs = options.maxWaitMs ?? 30_000;
+  const retried = new Set(options.retryOn ?? [429, 503]);
   return async (input: Request) => {
     const headers = new Headers(input.headers);
     if (options.token && !headers.has('authorization')) headers.set('authorization', `Bearer ${options.token}`);
@@ -48,7 +50,7 @@ export function agoraFetch(options: TransportOptions): (input: Request) => Promi
     for (let attempt = 1; ; attempt++) {
       const response = await send(request.clone());
       options.onResponse?.({ method: request.method, url: request.url, status: response.status, attempt });
-      if (!RETRIED.has(response.status) || attempt >= maxAttempts) return response;
+      if (!retried.has(response.status) || attempt >= maxAttempts) return response;
       await response.body?.cancel();
       await sleep(waitMs(response, attempt, maxWaitMs));
     }
