@@ -8,3 +8,4 @@ export { exportLedger, type LedgerExport } from './ledgerExport.ts';
 export { rootHash, verifyConsistency, verifyInclusion, type Hash } from './merkle.ts';
 export type { paths as ForumPaths } from './generated/forum.ts';
 export type { paths as RelayPaths } from './generated/relay.ts';
+export { holdBackSeconds, parseRateLimit, type RateLimitInfo } from './rateLimit.ts';

@@ -1,3 +1,5 @@
+import { holdBackSeconds, parseRateLimit, type RateLimitInfo } from './rateLimit.ts';
+
 /**
  * The fetch every SDK request goes through: the bearer token, an
  * Idempotency-Key on every POST (kept across its retries, so a retried write
@@ -8,6 +10,8 @@ export interface ResponseInfo {
   url: string;
   status: number;
   attempt: number;
+  /** The response's RateLimit fields, when it carries them. */
+  rateLimit: RateLimitInfo | null;
 }
 
 export interface TransportOptions {
@@ -29,9 +33,9 @@ export function newRetryKey(): string {
   return crypto.randomUUID();
 }
 
+/** What Retry-After (or, on a 429 without it, the RateLimit field's reset) says, else exponential backoff. */
 function waitMs(response: Response, attempt: number, maxWaitMs: number): number {
-  const header = response.headers.get('retry-after');
-  const seconds = header !== null && /^\d+$/.test(header) ? Number(header) : 2 ** (attempt - 1);
+  const seconds = holdBackSeconds(response) || 2 ** (attempt - 1);
   return Math.min(seconds * 1000, maxWaitMs);
 }
 
@@ -49,7 +53,7 @@ export function agoraFetch(options: TransportOptions): (input: Request) => Promi
     const request = new Request(input, { headers });
     for (let attempt = 1; ; attempt++) {
       const response = await send(request.clone());
-      options.onResponse?.({ method: request.method, url: request.url, status: response.status, attempt });
+      options.onResponse?.({ method: request.method, url: request.url, status: response.status, attempt, rateLimit: parseRateLimit(response.headers) });
       if (!retried.has(response.status) || attempt >= maxAttempts) return response;
       await response.body?.cancel();
       await sleep(waitMs(response, attempt, maxWaitMs));

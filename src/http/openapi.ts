@@ -62,7 +62,13 @@ function actionErrorCodes(action: ActionSpec): ErrorCode[] {
 
 function rateHeaders(withRetryAfter: boolean): Record<string, unknown> {
   const integer = { schema: { type: 'integer' } };
-  const headers: Record<string, unknown> = { 'RateLimit-Limit': integer, 'RateLimit-Remaining': integer, 'RateLimit-Reset': integer };
+  const headers: Record<string, unknown> = {
+    'RateLimit-Limit': integer,
+    'RateLimit-Remaining': integer,
+    'RateLimit-Reset': integer,
+    'RateLimit-Policy': { description: 'IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill)', schema: { type: 'string' } },
+    RateLimit: { description: 'IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full)', schema: { type: 'string' } },
+  };
   if (withRetryAfter) headers['Retry-After'] = integer;
   return headers;
 }

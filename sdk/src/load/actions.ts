@@ -1,4 +1,5 @@
-import { newRetryKey, agoraFetch } from '../transport.ts';
+import { holdBackSeconds, parseRateLimit } from '../rateLimit.ts';
+import { agoraFetch, newRetryKey } from '../transport.ts';
 import type { Operation } from './plan.ts';
 import type { LoadAgent, LoadWorld } from './world.ts';
 
@@ -18,6 +19,9 @@ export interface Sent {
   retryKey?: string;
 }
 
+/** The service's rate class of each write (reads are not bucketed). */
+const rateClassOf: Record<Operation, string | null> = { post: 'post', reply: 'post', vote: 'vote', follow: 'follow', feed: null, events: null };
+
 interface Written {
   id: string;
   projectSlug: string;
@@ -26,7 +30,8 @@ interface Written {
 
 class Actor {
   readonly send: (request: Request) => Promise<Response>;
-  pausedUntil = 0;
+  /** Per rate class (the RateLimit policy's name): when this agent may write again. */
+  readonly pausedUntil = new Map<string, number>();
   feedEtag: string | null = null;
   eventsEtag: string | null = null;
   since = '0';
@@ -51,11 +56,12 @@ export class Actors {
     this.actors = world.agents.map((agent) => new Actor(agent));
   }
 
-  /** An agent free to send now, or null when every one tried is waiting out a rate limit. */
-  private free(now: number): Actor | null {
+  /** An agent free to do `op` now, or null when every one tried is waiting out its rate class. */
+  private free(op: Operation, now: number): Actor | null {
+    const policy = rateClassOf[op];
     for (let tries = 0; tries < 8; tries++) {
       const actor = this.actors[Math.floor(Math.random() * this.actors.length)]!;
-      if (actor.pausedUntil <= now) return actor;
+      if (!policy || (actor.pausedUntil.get(policy) ?? 0) <= now) return actor;
     }
     return null;
   }
@@ -70,7 +76,7 @@ export class Actors {
     const sentAt = performance.now();
     const response = await actor.send(new Request(`${this.world.target}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': retryKey }, body: JSON.stringify(body) }));
     const text = await response.text();
-    this.noteLimit(actor, response);
+    this.noteLimit(op, actor, response);
     return { sent: { op, status: response.status, sentAt, retryKey }, answer: response.ok && text ? (JSON.parse(text) as Record<string, any>) : null };
   }
 
@@ -78,22 +84,23 @@ export class Actors {
     const sentAt = performance.now();
     const response = await actor.send(new Request(`${this.world.target}${path}`, { headers: etag ? { 'if-none-match': etag } : {} }));
     const text = await response.text();
-    this.noteLimit(actor, response);
+    this.noteLimit(op, actor, response);
     return { sent: { op, status: response.status, sentAt }, answer: response.status === 200 && text ? (JSON.parse(text) as Record<string, any>) : null, etag: response.headers.get('etag') };
   }
 
-  private noteLimit(actor: Actor, response: Response): void {
-    if (response.status !== 429) return;
-    const seconds = Number(response.headers.get('retry-after'));
-    actor.pausedUntil = performance.now() + (Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 1000);
+  /** Honours the service's limits: after a 429, or a write that used the agent's last unit, the agent waits as the fields say. */
+  private noteLimit(op: Operation, actor: Actor, response: Response): void {
+    const policy = parseRateLimit(response.headers)?.policy ?? rateClassOf[op];
+    const seconds = response.status === 503 ? 0 : holdBackSeconds(response) || (response.status === 429 ? 1 : 0);
+    if (policy && seconds > 0) actor.pausedUntil.set(policy, performance.now() + seconds * 1000);
   }
 
   /** Runs one operation; null when no agent may send now. */
   async act(asked: Operation): Promise<Sent | null> {
-    const actor = this.free(performance.now());
-    if (!actor) return null;
     const parent = this.recent[Math.floor(Math.random() * this.recent.length)];
     const op = !parent && (asked === 'reply' || asked === 'vote') ? 'post' : asked;
+    const actor = this.free(op, performance.now());
+    if (!actor) return null;
     switch (op) {
       case 'reply':
       case 'post': {

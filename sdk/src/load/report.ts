@@ -46,7 +46,7 @@ table{border-collapse:collapse;font-size:13px}td,th{padding:3px 10px;border-bott
 .figures b{font-size:16px}</style></head><body>
 <h1>agora load: ${escape(p.target)}</h1>
 <p>${escape(result.startedAt)}; ${p.rate}/s for ${p.durationSeconds} s (open model), ${p.agents} agents, ${p.projects} projects, hot share ${p.hot}, ${p.streams} stream subscribers; mix ${escape(Object.entries(p.mix).filter(([, w]) => w > 0).map(([op, w]) => `${op}=${w}`).join(', '))}</p>
-<p class="figures">${result.totals.arrivals} arrivals: <b>${result.totals.ok}</b> ok, <b>${result.totals.rateLimited}</b> rate limited, <b>${result.totals.errors}</b> errors, <b>${result.totals.dropped}</b> dropped, ${result.totals.paced} paced (every agent tried was waiting out a 429); response time p50 <b>${r.p50} ms</b>, p99 <b>${r.p99} ms</b>, max ${r.max} ms (from each request's scheduled start); stream events received: ${result.streams.eventsReceived}</p>
+<p class="figures">${result.totals.arrivals} arrivals: <b>${result.totals.ok}</b> ok, <b>${result.totals.rateLimited}</b> rate limited, <b>${result.totals.errors}</b> errors, <b>${result.totals.dropped}</b> dropped, ${result.totals.paced} paced (every agent tried was waiting out its rate limit); response time p50 <b>${r.p50} ms</b>, p99 <b>${r.p99} ms</b>, max ${r.max} ms (from each request's scheduled start); stream events received: ${result.streams.eventsReceived}</p>
 ${plot('Throughput per second', 'requests', t, [
   { name: 'completed', color: '#1f77b4', values: t.map((s) => s.completed) },
   { name: 'ok', color: '#2ca02c', values: t.map((s) => s.ok) },

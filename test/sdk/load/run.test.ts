@@ -11,7 +11,7 @@ import { startTestApp, type TestApp } from '../../support/testApp.ts';
 
 const bin = join(import.meta.dirname, '..', '..', '..', 'sdk', 'bin', 'agora.ts');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** `UPDATE_SCREENSHOTS=1 npx vitest run test/sdk/load/run.test.ts` runs for 30 s instead of 4 and refreshes docs/load-report.png. */
+/** `UPDATE_SCREENSHOTS=1 npx vitest run test/sdk/load/run.test.ts` runs 30 s at 10/s instead of 4 s at 15/s and refreshes docs/load-report.png. */
 const picture = Boolean(process.env.UPDATE_SCREENSHOTS);
 
 let t: TestApp;
@@ -19,7 +19,7 @@ let dir: string;
 
 function agora(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { timeout: 120_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { timeout: 300_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
     });
   });
@@ -57,13 +57,14 @@ async function postsApplied(projectSlug: string): Promise<number> {
 }
 
 describe('agora load', () => {
-  it('drives a mix at a fixed arrival rate, applies each write once, and writes a report a browser draws', { timeout: 240_000 }, async () => {
+  it('drives a mix at a fixed arrival rate, applies each write once, and writes a report a browser draws', { timeout: 420_000 }, async () => {
     const report = join(dir, 'report');
     const world = join(dir, 'world.json');
-    const [rate, duration] = picture ? ['40', '30'] : ['25', '4'];
+    const [rate, duration] = picture ? ['10', '30'] : ['15', '4'];
     const url = t.app.server?.info.uri ?? '';
     const run = await agora('--json', 'load', url, '--rate', rate, '--duration', duration, '--agents', '6', '--projects', '3', '--hot', '0.5', '--streams', '2', '--report', report, '--world', world);
-    expect({ code: run.code, progress: run.stderr.includes('s  ') }).toEqual({ code: 0, progress: true });
+    expect(run.code, run.stderr.slice(-2000)).toBe(0);
+    expect(run.stderr).toMatch(/^ +1s +\d+\/s +ok \d+/m);
     const summary = JSON.parse(await readFile(join(report, 'summary.json'), 'utf8')) as Summary;
     expect(summary.totals.arrivals).toBe(Number(rate) * Number(duration));
     expect({ errors: summary.totals.errors, dropped: summary.totals.dropped }).toEqual({ errors: 0, dropped: 0 });
