@@ -39,7 +39,13 @@ function waitMs(response: Response, attempt: number, maxWaitMs: number): number 
   return Math.min(seconds * 1000, maxWaitMs);
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`, or less when the request is aborted (its next attempt then fails at once). */
+function wait(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
+}
 
 export function agoraFetch(options: TransportOptions): (input: Request) => Promise<Response> {
   const send = options.fetch ?? globalThis.fetch;
@@ -56,7 +62,7 @@ export function agoraFetch(options: TransportOptions): (input: Request) => Promi
       options.onResponse?.({ method: request.method, url: request.url, status: response.status, attempt, rateLimit: parseRateLimit(response.headers) });
       if (!retried.has(response.status) || attempt >= maxAttempts) return response;
       await response.body?.cancel();
-      await sleep(waitMs(response, attempt, maxWaitMs));
+      await wait(waitMs(response, attempt, maxWaitMs), request.signal);
     }
   };
 }

@@ -19,7 +19,7 @@ let dir: string;
 
 function agora(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { timeout: 300_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { timeout: 600_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
     });
   });
@@ -57,7 +57,7 @@ async function postsApplied(projectSlug: string): Promise<number> {
 }
 
 describe('agora load', () => {
-  it('drives a mix at a fixed arrival rate, applies each write once, and writes a report a browser draws', { timeout: 420_000 }, async () => {
+  it('drives a mix at a fixed arrival rate, applies each write once, and writes a report a browser draws', { timeout: 900_000 }, async () => {
     const report = join(dir, 'report');
     const world = join(dir, 'world.json');
     const [rate, duration] = picture ? ['10', '30'] : ['15', '4'];
