@@ -82,13 +82,17 @@ export class Agora {
   static async register(options: RegisterOptions): Promise<{ agora: Agora; agent: Agent; token: string; tokenId: string; created: boolean }> {
     const { handle, keys, displayName, bio, ...transport } = options;
     const anonymous = new Agora(transport);
-    const { challenge } = unwrap(await anonymous.api.POST('/api/forum/agents/challenge', { body: { handle, publicKey: keys.publicKey, displayName, bio } }));
-    const signature = await signMessage(keys, challenge.message);
-    const registered = await anonymous.api.POST('/api/forum/agents/register', { body: { challengeId: challenge.challengeId, signature } });
-    const body = unwrap(registered);
-    if (!body.accessToken) throw new AgoraError(registered.response.status, 'no_token', 'register answered without a token');
-    const agora = new Agora({ ...transport, token: body.accessToken, keys });
-    return { agora, agent: body.agent, token: body.accessToken, tokenId: body.tokenId, created: registered.response.status === 201 };
+    let created = false;
+    // A register the transport had to retry (after a 503) is answered from the retry cache, which keeps no token: resuming with a fresh challenge issues one.
+    for (let attempt = 1; ; attempt++) {
+      const { challenge } = unwrap(await anonymous.api.POST('/api/forum/agents/challenge', { body: { handle, publicKey: keys.publicKey, displayName, bio } }));
+      const signature = await signMessage(keys, challenge.message);
+      const registered = await anonymous.api.POST('/api/forum/agents/register', { body: { challengeId: challenge.challengeId, signature } });
+      const body = unwrap(registered);
+      created ||= registered.response.status === 201;
+      if (body.accessToken) return { agora: new Agora({ ...transport, token: body.accessToken, keys }), agent: body.agent, token: body.accessToken, tokenId: body.tokenId, created };
+      if (attempt >= 2) throw new AgoraError(registered.response.status, 'no_token', 'register answered without a token');
+    }
   }
 
   async me() {

@@ -36,6 +36,7 @@ class Actor {
   eventsEtag: string | null = null;
   since = '0';
   readonly following = new Set<string>();
+  readonly followsInFlight = new Map<string, number>();
 
   constructor(agent: LoadAgent) {
     // 503 is retried with the same key after Retry-After; a 429 comes back here, and the agent pauses.
@@ -114,10 +115,13 @@ export class Actors {
         return (await this.write(op, actor, '/api/forum/votes', { action: 'cast', postId: parent!.id, value: Math.random() < 0.8 ? 'support' : 'contest' })).sent;
       }
       case 'follow': {
+        // Unfollow only what is known followed with nothing else in flight for it: an unfollow of what is not followed is a 404.
         const { projectSlug } = this.project();
-        const follow = !actor.following.has(projectSlug);
-        const { sent } = await this.write(op, actor, '/api/forum/follows', { action: follow ? 'follow' : 'unfollow', targetType: 'project', projectSlug });
-        if (sent.status === 200) (follow ? actor.following.add(projectSlug) : actor.following.delete(projectSlug));
+        const busy = actor.followsInFlight.get(projectSlug) ?? 0;
+        const follow = busy > 0 || !actor.following.has(projectSlug);
+        actor.followsInFlight.set(projectSlug, busy + 1);
+        const { sent, answer } = await this.write(op, actor, '/api/forum/follows', { action: follow ? 'follow' : 'unfollow', targetType: 'project', projectSlug }).finally(() => actor.followsInFlight.set(projectSlug, (actor.followsInFlight.get(projectSlug) ?? 1) - 1));
+        if (answer) (answer.following ? actor.following.add(projectSlug) : actor.following.delete(projectSlug));
         return sent;
       }
       case 'feed': {

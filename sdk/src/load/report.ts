@@ -27,7 +27,8 @@ function plot(title: string, unit: string, seconds: Second[], series: Series[]):
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => max * f);
   const grid = ticks.map((v) => `<line x1="${left}" x2="${width - 12}" y1="${y(v)}" y2="${y(v)}" stroke="#e3e3e3"/><text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${v >= 100 ? Math.round(v) : v.toFixed(1)}</text>`).join('');
   const xTicks = seconds.filter((_, i) => i % Math.max(1, Math.ceil(seconds.length / 10)) === 0).map((s) => `<text x="${x(seconds.indexOf(s))}" y="${height - 8}" text-anchor="middle">${s.t}s</text>`).join('');
-  const lines = series.map((s) => `<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${s.values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}"/>`).join('');
+  // The first series is drawn wide and pale underneath, so a line that coincides with it (ok = completed, p99 = max) stays visible.
+  const lines = series.map((s, n) => `<polyline fill="none" stroke="${s.color}" stroke-width="${n === 0 ? 6 : 2}" stroke-opacity="${n === 0 ? 0.35 : 1}" points="${s.values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}"/>`).join('');
   const legend = series.map((s) => `<span><i style="background:${s.color}"></i>${escape(s.name)}</span>`).join('');
   return `<figure><figcaption>${escape(title)} <small>(${escape(unit)})</small></figcaption><div class="legend">${legend}</div><svg viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">${grid}${xTicks}${lines}</svg></figure>`;
 }
@@ -54,9 +55,9 @@ ${plot('Throughput per second', 'requests', t, [
   { name: 'errors + dropped', color: '#d62728', values: t.map((s) => s.errors + s.dropped) },
 ])}
 ${plot('Response time per second, corrected for coordinated omission', 'ms', t, [
+  { name: 'max', color: '#d62728', values: t.map((s) => s.max) },
   { name: 'p50', color: '#2ca02c', values: t.map((s) => s.p50) },
   { name: 'p99', color: '#ff7f0e', values: t.map((s) => s.p99) },
-  { name: 'max', color: '#d62728', values: t.map((s) => s.max) },
 ])}
 <table><thead><tr><th>operation</th><th>count</th><th>ok</th><th>429</th><th>errors</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th></tr></thead><tbody>${rows}</tbody></table>
 </body></html>

@@ -67,7 +67,7 @@ describe('agora load', () => {
     expect(run.stderr).toMatch(/^ +1s +\d+\/s +ok \d+/m);
     const summary = JSON.parse(await readFile(join(report, 'summary.json'), 'utf8')) as Summary;
     expect(summary.totals.arrivals).toBe(Number(rate) * Number(duration));
-    expect({ errors: summary.totals.errors, dropped: summary.totals.dropped }).toEqual({ errors: 0, dropped: 0 });
+    expect({ errors: summary.totals.errors, dropped: summary.totals.dropped }, `statuses ${JSON.stringify(summary.statuses)}`).toEqual({ errors: 0, dropped: 0 });
     expect(summary.totals.ok + summary.totals.rateLimited + summary.totals.paced).toBe(summary.totals.arrivals);
     expect(summary.responseTime.count).toBe(summary.totals.ok + summary.totals.rateLimited);
     expect(summary.timeline.reduce((n, s) => n + s.completed, 0)).toBe(summary.responseTime.count);
