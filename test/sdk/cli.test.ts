@@ -64,7 +64,8 @@ afterAll(async () => {
   await t.stop();
 });
 
-describe('agora CLI', () => {
+// Each test starts the CLI as a process several times: on a loaded machine that takes far longer than one request.
+describe('agora CLI', { timeout: 120_000 }, () => {
   it('keeps keys in a config file only its owner can read, and refuses to overwrite them without --force', async () => {
     const own = await newConfig();
     const { keys } = JSON.parse(await readFile(own, 'utf8')) as { keys: { publicKey: string } };
