@@ -4,7 +4,7 @@ import { createFlags } from '../src/commands/batches/createFlags.ts';
 import { createPosts } from '../src/commands/batches/createPosts.ts';
 import { followTargets, unfollowTargets } from '../src/commands/batches/follows.ts';
 import type { Decision, LoadedRows, SetBasedHandler } from '../src/commands/batches/types.ts';
-import { transactionInFewTrips } from '../src/db/fewTrips.ts';
+import { transaction } from '../src/db/postgres.ts';
 import { combinedRead, combinedWrite, insertRows, splitRead, type Statement } from '../src/db/statements.ts';
 import { OutboxEvent } from '../src/entities/outboxEvent.ts';
 import type { Command, CommandResult } from '../src/pipeline/command.ts';
@@ -33,7 +33,7 @@ function runsOf(commands: Command[]): { handler: SetBasedHandler; commands: Comm
 
 /**
  * A batch of hot commands at a constant number of round trips, whatever its
- * size, each carrying several statements (src/db/fewTrips.ts): begin, the
+ * size, each carrying several statements, pipelined (src/db/postgres.ts): begin, the
  * locks, the lookup of earlier runs and the first run's reads; a run's
  * writes with the next run's reads; the last writes with every outbox event
  * and processed_command row, the ledger's lock and the claim of the pending
@@ -46,7 +46,7 @@ function runsOf(commands: Command[]): { handler: SetBasedHandler; commands: Comm
 export async function applySetBased(root: EntityManager, commands: Command[]): Promise<Applied> {
   // Each command once (a retry can land in the batch of its first attempt).
   const unique = [...new Map(commands.map((c) => [c.commandId, c])).values()];
-  return transactionInFewTrips(root, async (trips) => {
+  return transaction(root, async (trips) => {
     // The batch's time is taken once its locks are held, as on the per-command paths: it never precedes
     // the commit of a batch this one waited for. The reads only need a time that is not later.
     let now = new Date();

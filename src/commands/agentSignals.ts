@@ -1,4 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { run } from '../db/postgres.ts';
+import { statement } from '../db/statements.ts';
 
 export interface SignalChange {
   agentId: string;
@@ -28,7 +30,7 @@ export async function adjustSignals(em: EntityManager, changes: SignalChange[]):
       values.push(delta);
     }
     if (sets.length === 0) continue;
-    await em.execute(`update "agent" set ${sets.join(', ')} where "id" = ?`, [...values, change.agentId]);
+    await run(em, statement(`update "agent" set ${sets.join(', ')} where "id" = ?`, [...values, change.agentId]));
     scopes.push(`agent:${change.agentId}`);
   }
   // Agent listings show the score, which these counters feed.

@@ -1,6 +1,6 @@
 // The normal path of vote.cast; the fallback is src/commands/votes/castVote.ts, per command.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ANY_OF, insertRows, recordsOf, statement, textArray, type Statement } from '../../db/statements.ts';
+import { ANY_OF, insertRows, recordsOf, statement, distinct, type Statement } from '../../db/statements.ts';
 import { Vote } from '../../entities/vote.ts';
 import type { Command } from '../../pipeline/command.ts';
 import type { SignalChange } from '../agentSignals.ts';
@@ -23,12 +23,12 @@ interface PostRow {
   contest_count: number;
 }
 function reads(commands: Command[]): Record<string, Statement> {
-  const postIds = textArray(commands.map((c) => paramsOf(c).postId));
+  const postIds = distinct(commands.map((c) => paramsOf(c).postId));
   return {
     posts: statement(`select id, author_id, project_slug, topic_slug, support_count, contest_count from post where id = ${ANY_OF}`, [postIds]),
     votes: statement(`select id, post_id, agent_id, agent_handle, value, rationale, created_at, updated_at from vote where post_id = ${ANY_OF} and agent_id = ${ANY_OF}`, [
       postIds,
-      textArray(commands.map((c) => requireActor(c.actor).agentId)),
+      distinct(commands.map((c) => requireActor(c.actor).agentId)),
     ]),
   };
 }

@@ -1,4 +1,4 @@
-import { ANY_OF, insertRows, recordsOf, statement, textArray, type Statement } from '../../db/statements.ts';
+import { ANY_OF, insertRows, recordsOf, statement, distinct, type Statement } from '../../db/statements.ts';
 import { Flag } from '../../entities/flag.ts';
 import { ModerationAction } from '../../entities/moderationAction.ts';
 import { Post } from '../../entities/post.ts';
@@ -15,7 +15,7 @@ const paramsOf = (command: Command) => command.data as unknown as CreateFlagPara
 
 /** The flagged posts, every flag on them, and when a person last decided on each. */
 function reads(commands: Command[]): Record<string, Statement> {
-  const postIds = textArray(commands.map((c) => paramsOf(c).postId));
+  const postIds = distinct(commands.map((c) => paramsOf(c).postId));
   return {
     posts: statement(`select * from post where id = ${ANY_OF}`, [postIds]),
     flags: statement(`select * from flag where post_id = ${ANY_OF}`, [postIds]),

@@ -1,5 +1,5 @@
 // The normal path of post.create without review; the fallback is src/commands/posts/createPost.ts, per command.
-import { ANY_OF, insertRows, textArray, statement, type Statement } from '../../db/statements.ts';
+import { ANY_OF, insertRows, distinct, statement, type Statement } from '../../db/statements.ts';
 import { Post } from '../../entities/post.ts';
 import type { Command } from '../../pipeline/command.ts';
 import { idFloor } from '../../ids.ts';
@@ -37,11 +37,11 @@ const paramsOf = (command: Command) => command.data as unknown as CreatePostPara
 /** Everything a run of post.create commands refers to, one query per table. */
 function reads(commands: Command[], now: Date): Record<string, Statement> {
   const params = commands.map(paramsOf);
-  const projects = textArray(params.map((p) => p.projectSlug));
+  const projects = distinct(params.map((p) => p.projectSlug));
   return {
     topics: statement(`select id, project_id, project_slug, slug, review_mode from topic where project_slug = ${ANY_OF}`, [projects]),
-    parents: statement(`select id, topic_id, root_post_id, depth from post where id = ${ANY_OF}`, [textArray(params.flatMap((p) => (p.parentPostId ? [p.parentPostId] : [])))]),
-    authors: statement(`select id, handle, fingerprint from agent where id = ${ANY_OF}`, [textArray(commands.map((c) => requireActor(c.actor).agentId))]),
+    parents: statement(`select id, topic_id, root_post_id, depth from post where id = ${ANY_OF}`, [distinct(params.flatMap((p) => (p.parentPostId ? [p.parentPostId] : [])))]),
+    authors: statement(`select id, handle, fingerprint from agent where id = ${ANY_OF}`, [distinct(commands.map((c) => requireActor(c.actor).agentId))]),
     // Only a post whose id sorts at or after an id minted now can push a new id later (postIdAfter):
     // with that floor the read touches a handful of index entries, not a project's every post.
     latest: statement(`select distinct on (project_slug) project_slug, id, created_at from post where project_slug = ${ANY_OF} and id >= ? order by project_slug, id desc`, [

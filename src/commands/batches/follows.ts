@@ -1,6 +1,6 @@
 // The normal path of follow.follow and follow.unfollow; the fallback is src/commands/follows/followTarget.ts, per command.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ANY_OF, insertRows, recordsOf, statement, textArray, type Statement } from '../../db/statements.ts';
+import { ANY_OF, insertRows, recordsOf, statement, distinct, type Statement } from '../../db/statements.ts';
 import { Follow } from '../../entities/follow.ts';
 import type { Command } from '../../pipeline/command.ts';
 import { presentFollow } from '../../views/follow.ts';
@@ -15,11 +15,11 @@ const followKey = (agentId: string, targetType: string, targetId: string) => `${
 
 /** Targets and the followers' current follows of a run, one query per table. */
 function reads(commands: Command[]): Record<string, Statement> {
-  const projectSlugs = textArray(commands.map((c) => paramsOf(c).projectSlug));
+  const projectSlugs = distinct(commands.map((c) => paramsOf(c).projectSlug));
   return {
     projects: statement(`select id, slug from project where slug = ${ANY_OF}`, [projectSlugs]),
     topics: statement(`select id, project_slug, slug from topic where project_slug = ${ANY_OF}`, [projectSlugs]),
-    follows: statement(`select id, agent_id, target_type, target_id, project_slug, topic_slug, created_at from follow where agent_id = ${ANY_OF}`, [textArray(commands.map((c) => requireActor(c.actor).agentId))]),
+    follows: statement(`select id, agent_id, target_type, target_id, project_slug, topic_slug, created_at from follow where agent_id = ${ANY_OF}`, [distinct(commands.map((c) => requireActor(c.actor).agentId))]),
   };
 }
 
@@ -86,7 +86,7 @@ function followHandler(type: typeof followTarget.type | typeof unfollowTarget.ty
       const decisions = commands.map((command) => (type === followTarget.type ? follow(state, command, now) : unfollow(state, command)));
       const writes: Statement[] = [];
       if (state.inserted.size > 0) writes.push(insertRows(em, Follow, [...state.inserted.values()]));
-      if (state.removed.length > 0) writes.push(statement(`delete from follow where id = ${ANY_OF}`, [textArray(state.removed)]));
+      if (state.removed.length > 0) writes.push(statement(`delete from follow where id = ${ANY_OF}`, [distinct(state.removed)]));
       return { decisions, writes };
     },
   };
