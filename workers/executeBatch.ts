@@ -65,9 +65,9 @@ async function runHandler(em: EntityManager, settings: Settings, command: Comman
 }
 
 /**
- * One command inside the batch transaction, in a savepoint: its changes,
- * its outbox events and its command id commit together, and a refusal rolls
- * back only this command.
+ * A command inside its transaction, in a savepoint: its changes, its outbox
+ * events and its command id commit together, and a refusal rolls back only
+ * the savepoint, its error recorded as the command's result.
  */
 async function applyOne(outer: EntityManager, settings: Settings, command: Command): Promise<Execution> {
   // A separate statement after the partition locks: under READ COMMITTED its snapshot
