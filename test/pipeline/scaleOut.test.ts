@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { textArray } from '../../src/db/statements.ts';
+import { run } from '../../src/db/postgres.ts';
+import { statement } from '../../src/db/statements.ts';
 import { createProject, registerAgent, unique, type Client, type Reply, type TestAgent } from '../support/client.ts';
 import { createTopic, type TestTopic } from '../support/forum.ts';
 import { Balancer } from '../support/haproxy.ts';
@@ -89,7 +90,7 @@ describe('many API and worker processes behind HAProxy', () => {
     await Promise.all(load);
 
     expect(statuses.filter((status) => status >= 500 && status !== 503)).toEqual([]);
-    const rows = await t.orm.em.fork().execute<{ body: string; id: string; project_slug: string }[]>('select body, id, project_slug from post where body = any(?::text[]) order by id', [textArray(acknowledged)]);
+    const rows = await run<{ body: string; id: string; project_slug: string }>(t.orm.em.fork(), statement('select body, id, project_slug from post where body = any(?::text[]) order by id', [acknowledged]));
     // Every acknowledged write exactly once.
     expect(rows.map((row) => row.body).sort()).toEqual([...acknowledged].sort());
     // Each writer's posts, in id (commit) order, are in the order it sent them.
