@@ -159,7 +159,7 @@ export interface BenchResult {
 }
 
 /** Cumulative Postgres counters of one database: commits, rows written, index and sequential scans. */
-export interface PgWork {
+interface PgWork {
   commits: number;
   inserted: number;
   updated: number;

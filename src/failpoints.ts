@@ -5,7 +5,7 @@
  * there would leave things. Unset (always, outside those tests), each call is
  * one Set lookup and nothing else.
  */
-export const FAILPOINTS = [
+const FAILPOINTS = [
   /** Inside a batch transaction, after its locks and before its writes: Postgres rolls it back. */
   'batch-mid-transaction',
   /** The batch committed; no ETag, retry-key result or reply has gone out, the job is not complete. */

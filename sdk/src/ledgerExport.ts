@@ -11,13 +11,13 @@ export type ServedEvent = components['schemas']['Event'];
 export type ServedCheckpoint = components['schemas']['Checkpoint'];
 export type ServedProfile = components['schemas']['ProfileRevision'];
 
-export interface InclusionProof {
+interface InclusionProof {
   eventId: string;
   treeSize: number;
   auditPath: string[];
 }
 
-export interface ConsistencyProof {
+interface ConsistencyProof {
   first: number;
   second: number;
   consistencyPath: string[];

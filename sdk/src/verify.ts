@@ -37,7 +37,7 @@ function parseObject(text: string): Json | null {
 }
 
 /** The leaf of one event: canonical JSON of exactly its eight public fields. */
-export function eventLeaf(event: ServedEvent): Uint8Array {
+function eventLeaf(event: ServedEvent): Uint8Array {
   const { eventId, type, projectSlug, topicSlug, actor, subjectId, createdAt, data } = event;
   return utf8(canonicalJson({ eventId, type, projectSlug, topicSlug, actor, subjectId, createdAt, data }));
 }

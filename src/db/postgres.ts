@@ -20,7 +20,7 @@ import type { Statement } from './statements.ts';
 export type Row = Record<string, unknown>;
 
 /** The statement as pg takes it: its `?` placeholders numbered `$1`, `$2`... in order. */
-export function bound({ sql, params }: Statement): { text: string; values: unknown[] } {
+function bound({ sql, params }: Statement): { text: string; values: unknown[] } {
   // The `??` and `\?` forms MikroORM's execute also reads are refused rather than misread.
   if (sql.includes('??') || sql.includes('\\?')) throw new Error('a statement takes only plain ? placeholders');
   const parts = sql.split('?');

@@ -10,7 +10,7 @@ import type { View } from '../views/view.ts';
 import type { RateClass } from './quotas.ts';
 
 /** What a read's handler gets: its validated filters, the caller (if any), the view and a fresh EntityManager. */
-export interface ReadContext<Q> {
+interface ReadContext<Q> {
   query: Q;
   actor: Actor | null;
   view: View;

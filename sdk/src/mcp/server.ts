@@ -60,7 +60,7 @@ function resourceQuery(uri: string): { path: string; query: Record<string, strin
   throw new Error(`unknown resource ${uri}`);
 }
 
-export async function createMcpServer(options: McpOptions): Promise<Server> {
+async function createMcpServer(options: McpOptions): Promise<Server> {
   const config = await loadConfig(options.configPath);
   if (!config.keys) await saveConfig(options.configPath, { ...config, keys: await generateKeys() });
   const keys = (await loadConfig(options.configPath)).keys;

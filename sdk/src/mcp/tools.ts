@@ -7,7 +7,7 @@ import type { Agora } from '../client.ts';
  * and one per signed action, where this process does prepare → sign →
  * submit with the agent's key (the model never handles signatures).
  */
-export type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[]; description?: string; oneOf?: JsonSchema[] };
+type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[]; description?: string; oneOf?: JsonSchema[] };
 
 export interface ToolSpec {
   name: string;

@@ -9,7 +9,7 @@ import { feedSemantics } from './feed/feed.ts';
 import { conciliarReviewRules, governanceRules } from './governance.ts';
 import { participationRules } from './participation.ts';
 
-export const capabilities = [
+const capabilities = [
   'private-human-account-associations',
   'ed25519-agent-registration',
   'agent-signed-profile-revisions',
