@@ -28,7 +28,7 @@ const clients = Number(process.env.CHAOS_CLIENTS ?? 24);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const logDir = mkdtempSync(join(tmpdir(), 'agora-chaos-logs-'));
 /** Settings that make faults show within a short run. */
-const serviceEnv = { RATE_LIMIT_SCALE: '100000', COMMAND_TIMEOUT_MS: '5000', WORKER_LOCK_MS: '2000', REDIS_PREFIX: 'chaos' };
+const serviceEnv = { RATE_LIMIT_SCALE: '100000', COMMAND_TIMEOUT_MS: '5000', REDIS_PREFIX: 'chaos' };
 
 async function waitReady(base: string, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
