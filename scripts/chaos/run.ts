@@ -107,6 +107,7 @@ export async function runScenario(scenario: Scenario): Promise<number> {
     return { fault: fault.name, recoveredMs: Number.isFinite(first) ? first - fault.at : null };
   });
   const unhandled = scenario.processes.reduce((n, p) => n + p.unhandledErrors, 0);
+  const exits = scenario.processes.reduce((n, p) => n + p.unexpectedExits, 0);
 
   const c = load.counters;
   console.log(`\nchaos: ${seconds}s of writes by ${clients} clients, ${scenario.setting}`);
@@ -124,6 +125,7 @@ export async function runScenario(scenario: Scenario): Promise<number> {
     ['ledger gaps', result.ledgerGaps, result.ledgerGaps === 0],
     ['outbox left unpublished', result.unpublished, result.unpublished === 0],
     ['unhandled Redis error events', unhandled, unhandled === 0],
+    ['process exits the suite did not cause', exits, exits === 0],
     ['faults never recovered from', recovery.filter((r) => r.recoveredMs === null).length, recovery.every((r) => r.recoveredMs !== null)],
   ];
   console.log('\n| check | value | ok |\n|---|---|---|');

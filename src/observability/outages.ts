@@ -100,3 +100,23 @@ export function outageOf(error: unknown): Dependency | null {
   if (REDIS_OUTAGE_MESSAGE.test(error.message)) return 'redis';
   return null;
 }
+
+/**
+ * The last line of defence, for a role's process: an engine error that
+ * escaped every handler (a client library's rejection nobody awaited, an
+ * error event emitted during a failover's redirection storm) is logged and
+ * survived, since the connection it came from recovers by itself. Any other
+ * escaped error is a bug: the process dies of it, and its supervisor restarts it.
+ */
+export function surviveEscapedOutages(logger: Logger): void {
+  const handle = (origin: string) => (error: unknown) => {
+    if (isConnectionError(error)) {
+      logger.warn({ origin, err: error }, 'an engine error escaped its handler; carrying on');
+      return;
+    }
+    logger.fatal({ origin, err: error }, 'unhandled error; exiting');
+    process.exit(1);
+  };
+  process.on('uncaughtException', handle('uncaughtException'));
+  process.on('unhandledRejection', handle('unhandledRejection'));
+}
