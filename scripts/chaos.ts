@@ -94,7 +94,11 @@ async function single(faultsOf: (machine: OneMachine) => Fault[], length: number
     api.start();
     await waitReady(base);
     for (const worker of workers) worker.start();
-    await pause(1500);
+    const deadline = Date.now() + 120_000;
+    while (!workers.every((worker) => worker.started)) {
+      if (Date.now() > deadline) throw new Error('the workers did not start within 120 s');
+      await pause(100);
+    }
     const scenario: Scenario = {
       base,
       databaseUrl: postgres.url,

@@ -23,7 +23,7 @@ function alive(pid: number): boolean {
   }
 }
 
-const answers = (url: string) => fetch(url, { signal: AbortSignal.timeout(1500) }).then((reply) => reply.ok, () => false);
+const answers = (url: string) => fetch(url, { signal: AbortSignal.timeout(5000) }).then((reply) => reply.ok, () => false);
 
 function acceptsTcp(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -32,7 +32,7 @@ function acceptsTcp(port: number): Promise<boolean> {
       socket.destroy();
       resolve(ok);
     };
-    socket.setTimeout(1500);
+    socket.setTimeout(5000);
     socket.once('connect', () => settle(true));
     socket.once('error', () => settle(false));
     socket.once('timeout', () => settle(false));
@@ -40,7 +40,7 @@ function acceptsTcp(port: number): Promise<boolean> {
 }
 
 async function redisRole(port: number): Promise<string | null> {
-  const { stdout } = await run('redis-cli', ['-p', String(port), 'role'], { timeout: 1500 }).catch(() => ({ stdout: '' }));
+  const { stdout } = await run('redis-cli', ['-p', String(port), 'role'], { timeout: 5000 }).catch(() => ({ stdout: '' }));
   const role = stdout.split('\n')[0]?.trim();
   return role === 'master' ? 'redis master' : role === 'slave' ? 'redis replica' : null;
 }
@@ -48,7 +48,7 @@ async function redisRole(port: number): Promise<string | null> {
 /** Patroni's view of its members (leader, sync_standby, replica), asked of the first Patroni that answers. */
 async function patroniMembers(processes: TopologyProcess[]): Promise<Map<string, { role: string; state: string }>> {
   for (const patroni of processes.filter((p) => p.role === 'patroni' && alive(p.pid))) {
-    const reply = await fetch(`http://127.0.0.1:${patroni.port}/cluster`, { signal: AbortSignal.timeout(1500) }).catch(() => null);
+    const reply = await fetch(`http://127.0.0.1:${patroni.port}/cluster`, { signal: AbortSignal.timeout(5000) }).catch(() => null);
     if (!reply?.ok) continue;
     const { members } = (await reply.json()) as { members: { name: string; role: string; state: string }[] };
     return new Map(members.map((m) => [m.name, { role: m.role, state: m.state }]));

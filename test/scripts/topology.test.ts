@@ -61,7 +61,7 @@ describe('npm run topology', () => {
     expect(processes.filter((p) => p.health !== 'ok')).toEqual([]);
     expect(processes.map((p) => p.pid).sort()).toEqual([...state.pids].sort());
     expect(processes.filter((p) => p.role !== 'worker').every((p) => typeof p.port === 'number' && p.port > 0)).toBe(true);
-  });
+  }, 120_000);
 
   it('refuses a second up while one runs', async () => {
     const again = await topology('up').then(
@@ -69,7 +69,7 @@ describe('npm run topology', () => {
       (error: { stdout: string }) => error.stdout,
     );
     expect(again).toContain('already up');
-  });
+  }, 120_000);
 
   it('serves a write behind HAProxy, and the next read, wherever it lands, sees it', async () => {
     const client = new Client(state.baseUrl);
@@ -80,7 +80,7 @@ describe('npm run topology', () => {
     const read = await client.get('/api/forum/projects', { slug }, { token: owner.token });
     expect(read.status).toBe(200);
     expect(read.body.projects.map((p: { slug: string }) => p.slug)).toEqual([slug]);
-  });
+  }, 120_000);
 
   it('takes it all down: every process stopped, every data folder and the state file removed', async () => {
     const down = await topology('down');
@@ -89,5 +89,5 @@ describe('npm run topology', () => {
     for (const folder of state.folders) expect(existsSync(folder), folder).toBe(false);
     expect(existsSync(join(dir, 'state.json'))).toBe(false);
     expect((await fetch(`${state.baseUrl}/readyz`).catch(() => null))?.status).toBeUndefined();
-  });
+  }, 180_000);
 });
