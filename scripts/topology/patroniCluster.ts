@@ -61,16 +61,19 @@ export class PatroniCluster {
   readonly ports: { primary: number; replicas: number };
   private balancer: ChildProcess | null = null;
   private readonly bin: string;
+  /** Where the etcd, Patroni (with its Postgres) and HAProxy logs go; they outlive stop(). */
+  readonly logDir: string;
 
-  private constructor(dir: string, bin: string, members: Member[], etcd: EtcdMember[], ports: { primary: number; replicas: number }) {
+  private constructor(dir: string, logDir: string, bin: string, members: Member[], etcd: EtcdMember[], ports: { primary: number; replicas: number }) {
     this.dir = dir;
+    this.logDir = logDir;
     this.bin = bin;
     this.members = members;
     this.etcd = etcd;
     this.ports = ports;
   }
 
-  static async start(): Promise<PatroniCluster> {
+  static async start(logDir?: string): Promise<PatroniCluster> {
     const bin = postgresBin();
     if (!bin) throw new Error('no Postgres server binaries under /usr/lib/postgresql');
     const dir = mkdtempSync(join(tmpdir(), 'agora-patroni-'));
@@ -79,7 +82,7 @@ export class PatroniCluster {
     for (const n of [1, 2, 3]) etcd.push({ name: `etcd${n}`, clientPort: await freePort(), peerPort: await freePort(), child: null });
     const members: Member[] = [];
     for (const n of [1, 2, 3]) members.push({ name: `pg${n}`, restPort: await freePort(), pgPort: await freePort(), dataDir: join(dir, `pg${n}`), patroni: null });
-    const cluster = new PatroniCluster(dir, bin, members, etcd, { primary: await freePort(), replicas: await freePort() });
+    const cluster = new PatroniCluster(dir, logDir ?? dir, bin, members, etcd, { primary: await freePort(), replicas: await freePort() });
     try {
       for (const member of etcd) cluster.startEtcd(member, 'new');
       await cluster.until('etcd to have a leader', async () => (await cluster.etcdHealthy()) === 3, 30_000);
@@ -95,7 +98,7 @@ export class PatroniCluster {
   }
 
   private log(name: string) {
-    return createWriteStream(join(this.dir, `${name}.log`), { flags: 'a' });
+    return createWriteStream(join(this.logDir, `${name}.log`), { flags: 'a' });
   }
 
   private spawnLogged(name: string, command: string, args: string[], options: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {}): ChildProcess {
@@ -211,7 +214,7 @@ export class PatroniCluster {
       if (await Promise.resolve().then(check).catch(() => false)) return;
       await pause(200);
     }
-    throw new Error(`patroni: ${what} did not happen within ${ms / 1000} s (logs in ${this.dir})`);
+    throw new Error(`patroni: ${what} did not happen within ${ms / 1000} s (logs in ${this.logDir})`);
   }
 
   private async etcdHealthy(): Promise<number> {

@@ -77,7 +77,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
     await cluster?.stop();
   };
   try {
-    [cluster, postgres] = await Promise.all([RedisCluster.start(), PatroniCluster.start()]);
+    [cluster, postgres] = await Promise.all([RedisCluster.start(), PatroniCluster.start(options.logDir)]);
     // Through the Postgres balancer: whoever leads now takes the writes, whichever replicas run take the reads.
     const serviceEnv: Record<string, string> = {
       DATABASE_URL: postgres.url(postgres.ports.primary, database),
