@@ -297,11 +297,11 @@ export class PatroniCluster {
   }
 
   /** Processes running now, by role, for `topology status`. */
-  processes(): { role: string; name: string; pid: number | undefined; port: number }[] {
+  processes(): { role: string; name: string; pid: number | undefined; port: number; pidFile?: string }[] {
     return [
       ...this.etcd.filter((m) => alive(m.child)).map((m) => ({ role: 'etcd', name: m.name, pid: m.child?.pid, port: m.clientPort })),
       ...this.members.filter((m) => alive(m.patroni)).map((m) => ({ role: 'patroni', name: m.name, pid: m.patroni?.pid, port: m.restPort })),
-      ...this.members.map((m) => ({ role: 'postgres', name: m.name, pid: this.postmasterPid(m), port: m.pgPort })).filter((p) => p.pid !== undefined),
+      ...this.members.map((m) => ({ role: 'postgres', name: m.name, pid: this.postmasterPid(m), port: m.pgPort, pidFile: join(m.dataDir, 'postmaster.pid') })).filter((p) => p.pid !== undefined),
       ...(alive(this.balancer) ? [{ role: 'postgres balancer', name: 'haproxy-postgres', pid: this.balancer.pid, port: this.ports.primary }] : []),
     ];
   }

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { promisify } from 'node:util';
 import type { TopologyProcess } from './topology.ts';
@@ -56,8 +57,18 @@ async function patroniMembers(processes: TopologyProcess[]): Promise<Map<string,
   return new Map();
 }
 
+/** The pid a pid file names now (a postmaster Patroni restarted), else the one recorded. */
+function currentPid(p: TopologyProcess): number {
+  try {
+    return p.pidFile ? Number(readFileSync(p.pidFile, 'utf8').split('\n')[0]) || p.pid : p.pid;
+  } catch {
+    return p.pid;
+  }
+}
+
 /** Every recorded process, asked now. */
-export async function processStatus(processes: TopologyProcess[]): Promise<ProcessStatus[]> {
+export async function processStatus(recorded: TopologyProcess[]): Promise<ProcessStatus[]> {
+  const processes = recorded.map((p) => ({ ...p, pid: currentPid(p) }));
   const members = await patroniMembers(processes);
   return Promise.all(
     processes.map(async (p): Promise<ProcessStatus> => {

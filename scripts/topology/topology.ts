@@ -39,6 +39,8 @@ export interface TopologyProcess {
   pid: number;
   /** Where it listens (a worker listens nowhere; the Postgres balancer's is its write port). */
   port: number | null;
+  /** For a postmaster, which Patroni restarts with a new pid on a switchover: the file naming its pid now. */
+  pidFile?: string;
 }
 
 export interface TopologyOptions {
@@ -127,7 +129,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
           ...apis.flatMap((api, i) => own('api', `api-${i + 1}`, api.pid, apiPorts[i] as number)),
           ...workers.flatMap((worker, i) => own('worker', `worker-${i + 1}`, worker.pid, null)),
           ...started.cluster.nodes.flatMap((node) => own('redis', `redis-${node.port}`, node.pid, node.port)),
-          ...started.postgres.processes().flatMap((p) => own(p.role as TopologyProcess['role'], p.name, p.pid, p.port)),
+          ...started.postgres.processes().flatMap((p) => own(p.role as TopologyProcess['role'], p.name, p.pid, p.port).map((entry) => ({ ...entry, ...(p.pidFile ? { pidFile: p.pidFile } : {}) }))),
         ];
       },
       folders: () => [...started.cluster.folders(), started.postgres.dir],
