@@ -16,7 +16,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { processStatus } from './topology/status.ts';
+import { alive, processStatus } from './topology/status.ts';
 import { startTopology, type TopologyProcess } from './topology/topology.ts';
 
 interface State {
@@ -39,15 +39,6 @@ function readState(): State | null {
     return JSON.parse(readFileSync(stateFile, 'utf8')) as State;
   } catch {
     return null;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

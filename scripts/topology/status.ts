@@ -15,7 +15,8 @@ export interface ProcessStatus {
   health: 'ok' | 'failing' | 'down';
 }
 
-function alive(pid: number): boolean {
+/** Whether a process exists (EPERM: it does, as another user's). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
