@@ -151,10 +151,19 @@ export class CommandWorkers {
     return failures;
   }
 
-  /** Whether this worker still holds the job's lock (renewing it); a job run without a token (tests) always does. */
+  /**
+   * Whether the job is still this worker's to answer (renewing its lock); a job
+   * run without a token (tests) always is. A lock that lapsed in a pause nobody
+   * acted on yet (no other holder, the job not finished) still is: answering
+   * then is the first answer, and refusing would only make the client wait for
+   * a re-run. One held by another worker, or a job finished meanwhile, is not.
+   */
   private async stillHolds(job: Job<CommandBatch>, token: string | undefined): Promise<boolean> {
     if (token === undefined) return true;
-    return (await job.extendLock(token, this.runtime.settings.workerLockMs)) === 1;
+    if ((await job.extendLock(token, this.runtime.settings.workerLockMs)) === 1) return true;
+    const queue = this.queues.find((q) => q.name === job.queueName);
+    if (!queue || (await this.queueConnection.get(`${queue.toKey(job.id as string)}:lock`)) !== null) return false;
+    return !['completed', 'failed'].includes(await job.getState());
   }
 
   /**
