@@ -1,5 +1,6 @@
 import { loadSettings, SettingsError } from '../config/settings.ts';
 import { startApp, type Role } from './app.ts';
+import { surviveEscapedOutages } from './observability/outages.ts';
 import { SETTINGS_EXIT_CODE } from './supervisor.ts';
 
 /**
@@ -17,6 +18,7 @@ if (roles.length === 0) {
 try {
   const settings = loadSettings();
   const app = await startApp(settings, roles);
+  surviveEscapedOutages(app.logger);
   app.logger.info({ roles, uri: app.server?.info.uri ?? null, metricsPort: app.metricsPort }, 'started');
   let stopping = false;
   const drain = async (signal: string) => {
