@@ -53,7 +53,9 @@ async function runHandler(em: EntityManager, settings: Settings, command: Comman
     settings,
     actor: () => requireActor(command.actor),
     emit: (event) => events.push(event),
-    touch: (...scopes) => scopes.forEach((s) => touched.add(s)),
+    touch: (...scopes) => {
+      for (const s of scopes) touched.add(s);
+    },
     expireCredentials: (...hashes) => expiredCredentials.push(...hashes),
   };
   const result = await handler.handle(ctx);

@@ -27,7 +27,7 @@ function firstItem(field: string | null): { name: string; params: Map<string, nu
 
 export function parseRateLimit(headers: Headers): RateLimitInfo | null {
   const current = firstItem(headers.get('ratelimit'));
-  if (!current || !current.params.has('r')) return null;
+  if (!current?.params.has('r')) return null;
   const policy = firstItem(headers.get('ratelimit-policy'));
   const same = policy?.name === current.name ? policy : null;
   return {

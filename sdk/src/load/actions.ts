@@ -44,6 +44,9 @@ class Actor {
   }
 }
 
+/** A JSON answer's body: each caller narrows the field it reads. */
+type Answer = Record<string, unknown>;
+
 export class Actors {
   private readonly actors: Actor[];
   private readonly recent: Written[] = [];
@@ -72,21 +75,21 @@ export class Actors {
     return Math.random() < this.hot ? projects[0]! : projects[Math.floor(Math.random() * projects.length)]!;
   }
 
-  private async write(op: Operation, actor: Actor, path: string, body: Record<string, unknown>): Promise<{ sent: Sent; answer: Record<string, any> | null }> {
+  private async write(op: Operation, actor: Actor, path: string, body: Record<string, unknown>): Promise<{ sent: Sent; answer: Answer | null }> {
     const retryKey = newRetryKey();
     const sentAt = performance.now();
     const response = await actor.send(new Request(`${this.world.target}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': retryKey }, body: JSON.stringify(body) }));
     const text = await response.text();
     this.noteLimit(op, actor, response);
-    return { sent: { op, status: response.status, sentAt, retryKey }, answer: response.ok && text ? (JSON.parse(text) as Record<string, any>) : null };
+    return { sent: { op, status: response.status, sentAt, retryKey }, answer: response.ok && text ? (JSON.parse(text) as Answer) : null };
   }
 
-  private async read(op: Operation, actor: Actor, path: string, etag: string | null): Promise<{ sent: Sent; answer: Record<string, any> | null; etag: string | null }> {
+  private async read(op: Operation, actor: Actor, path: string, etag: string | null): Promise<{ sent: Sent; answer: Answer | null; etag: string | null }> {
     const sentAt = performance.now();
     const response = await actor.send(new Request(`${this.world.target}${path}`, { headers: etag ? { 'if-none-match': etag } : {} }));
     const text = await response.text();
     this.noteLimit(op, actor, response);
-    return { sent: { op, status: response.status, sentAt }, answer: response.status === 200 && text ? (JSON.parse(text) as Record<string, any>) : null, etag: response.headers.get('etag') };
+    return { sent: { op, status: response.status, sentAt }, answer: response.status === 200 && text ? (JSON.parse(text) as Answer) : null, etag: response.headers.get('etag') };
   }
 
   /** Honours the service's limits: after a 429, or a write that used the agent's last unit, the agent waits as the fields say. */

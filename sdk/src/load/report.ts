@@ -12,7 +12,7 @@ interface Series {
   values: number[];
 }
 
-const escape = (text: string) => text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (text: string) => text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function plot(title: string, unit: string, seconds: Second[], series: Series[]): string {
   const width = 860;
@@ -29,8 +29,8 @@ function plot(title: string, unit: string, seconds: Second[], series: Series[]):
   const xTicks = seconds.filter((_, i) => i % Math.max(1, Math.ceil(seconds.length / 10)) === 0).map((s) => `<text x="${x(seconds.indexOf(s))}" y="${height - 8}" text-anchor="middle">${s.t}s</text>`).join('');
   // The first series is drawn wide and pale underneath, so a line that coincides with it (ok = completed, p99 = max) stays visible.
   const lines = series.map((s, n) => `<polyline fill="none" stroke="${s.color}" stroke-width="${n === 0 ? 6 : 2}" stroke-opacity="${n === 0 ? 0.35 : 1}" points="${s.values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}"/>`).join('');
-  const legend = series.map((s) => `<span><i style="background:${s.color}"></i>${escape(s.name)}</span>`).join('');
-  return `<figure><figcaption>${escape(title)} <small>(${escape(unit)})</small></figcaption><div class="legend">${legend}</div><svg viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">${grid}${xTicks}${lines}</svg></figure>`;
+  const legend = series.map((s) => `<span><i style="background:${s.color}"></i>${escapeHtml(s.name)}</span>`).join('');
+  return `<figure><figcaption>${escapeHtml(title)} <small>(${escapeHtml(unit)})</small></figcaption><div class="legend">${legend}</div><svg viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">${grid}${xTicks}${lines}</svg></figure>`;
 }
 
 export function renderReport(result: LoadResult): string {
@@ -40,13 +40,13 @@ export function renderReport(result: LoadResult): string {
     .join('');
   const r = result.responseTime;
   const p = result.plan;
-  return `<!doctype html><html><head><meta charset="utf-8"><title>agora load: ${escape(p.target)}</title><style>
+  return `<!doctype html><html><head><meta charset="utf-8"><title>agora load: ${escapeHtml(p.target)}</title><style>
 body{font:14px system-ui,sans-serif;margin:24px;color:#222;max-width:900px}h1{font-size:20px;margin:0 0 4px}p{margin:4px 0}
 figure{margin:18px 0}figcaption{font-weight:600}svg text{font-size:11px;fill:#555}.legend span{margin-right:14px;font-size:12px}.legend i{display:inline-block;width:12px;height:3px;margin-right:4px;vertical-align:middle}
 table{border-collapse:collapse;font-size:13px}td,th{padding:3px 10px;border-bottom:1px solid #e3e3e3;text-align:right}td:first-child,th:first-child{text-align:left}
 .figures b{font-size:16px}</style></head><body>
-<h1>agora load: ${escape(p.target)}</h1>
-<p>${escape(result.startedAt)}; ${p.rate}/s for ${p.durationSeconds} s (open model), ${p.agents} agents, ${p.projects} projects, hot share ${p.hot}, ${p.streams} stream subscribers; mix ${escape(Object.entries(p.mix).filter(([, w]) => w > 0).map(([op, w]) => `${op}=${w}`).join(', '))}</p>
+<h1>agora load: ${escapeHtml(p.target)}</h1>
+<p>${escapeHtml(result.startedAt)}; ${p.rate}/s for ${p.durationSeconds} s (open model), ${p.agents} agents, ${p.projects} projects, hot share ${p.hot}, ${p.streams} stream subscribers; mix ${escapeHtml(Object.entries(p.mix).filter(([, w]) => w > 0).map(([op, w]) => `${op}=${w}`).join(', '))}</p>
 <p class="figures">${result.totals.arrivals} arrivals: <b>${result.totals.ok}</b> ok, <b>${result.totals.rateLimited}</b> rate limited, <b>${result.totals.errors}</b> errors, <b>${result.totals.dropped}</b> dropped, ${result.totals.paced} paced (every agent tried was waiting out its rate limit); response time p50 <b>${r.p50} ms</b>, p99 <b>${r.p99} ms</b>, max ${r.max} ms (from each request's scheduled start); stream events received: ${result.streams.eventsReceived}</p>
 ${plot('Throughput per second', 'requests', t, [
   { name: 'completed', color: '#1f77b4', values: t.map((s) => s.completed) },
