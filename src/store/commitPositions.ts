@@ -66,9 +66,9 @@ function positionInFingerprint(fingerprint: string): bigint {
 
 /** The position a read must see: the reader's own last commit, and the commits behind the fingerprints its ETag hashes. */
 export function latestPosition(own: bigint, fingerprints: string[]): bigint {
-  // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.max does not take
   return fingerprints.reduce((latest, fingerprint) => {
     const position = positionInFingerprint(fingerprint);
+    // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.max does not take
     return position > latest ? position : latest;
   }, own);
 }
