@@ -4,7 +4,8 @@ import { createProject, registerAgent, unique, type Client, type Reply, type Tes
 import { createTopic, type TestTopic } from '../support/forum.ts';
 import { Balancer } from '../support/haproxy.ts';
 import { queuesIdle, workersListening } from '../support/queues.ts';
-import { freePort, startServiceProcess, until, type ServiceProcess } from '../support/serviceProcess.ts';
+import { freePort } from '../../scripts/chaos/services.ts';
+import { startServiceProcess, until, type ServiceProcess } from '../support/serviceProcess.ts';
 import { useTestApp } from '../support/testApp.ts';
 
 // The database, the Redis prefix and a direct look at both; the service under test runs as separate processes on that prefix.
@@ -45,6 +46,8 @@ describe('many API and worker processes behind HAProxy', () => {
   it('changes PARTITIONS and the worker processes under load with nothing lost, doubled or out of order, and no queue left behind', async () => {
     const workerA = await start('worker', { PARTITIONS: '5' });
     const apiA = await start('api', { PARTITIONS: '5' });
+    // The balancer is configured with both addresses before the second API exists, so this one port is picked
+    // ahead (scripts/topology/balancer.ts cannot repoint a server yet); the second API fails its start at once if it was taken meanwhile.
     const portB = await freePort();
     const balancer = await Balancer.start([apiA.port, portB]);
     started.push(balancer);
