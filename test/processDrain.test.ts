@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Project } from '../src/entities/project.ts';
 import { registerAgent, unique } from './support/client.ts';
-import { startServiceProcess } from './support/serviceProcess.ts';
+import { startServiceProcess, until } from './support/serviceProcess.ts';
 import { useTestApp } from './support/testApp.ts';
 
 const t = useTestApp();
@@ -38,8 +38,9 @@ describe('draining on SIGTERM', () => {
     const service = await startServiceProcess('src/main.ts', ['all'], { DRAIN_GRACE_MS: '3000' });
     expect((await service.client.get('/readyz')).status).toBe(200);
     const exited = service.stop();
-    let ready = await service.client.get('/readyz');
-    for (let i = 0; i < 20 && ready.status === 200; i++) ready = await service.client.get('/readyz');
+    // The process logs "draining" when it handles the signal; the first probe after that line must already be 503.
+    await until(() => service.output.some((line) => line.includes('"msg":"draining"')), 10_000, 'the process to handle SIGTERM');
+    const ready = await service.client.get('/readyz');
     expect(ready.status).toBe(503);
     expect(ready.headers.get('retry-after')).toBe('2');
     expect(ready.headers.get('connection')).toBe('close');
