@@ -48,18 +48,31 @@ describe('on a Redis Cluster', () => {
     expect((await t.client.get('/api/forum/posts', query, { headers: { 'if-none-match': etag } })).status).toBe(200);
   });
 
-  it('serves the event ledger and its conditional polls', async () => {
+  it('serves the ledger’s events to conditional polls: 304 while nothing changed, 200 with the new event once a write lands', async () => {
     const query = { since: '0', projectSlug: topic.projectSlug };
-    const page = await t.client.get('/api/forum/events', query);
-    expect(page.status).toBe(200);
-    expect(page.body.events.length).toBeGreaterThan(0);
-    // The earlier tests' events may still be on their way into the ledger: poll as an agent would until
-    // a conditional poll with the ETag just served is answered 304 (bounded).
+    const events = (reply: Reply) => reply.body.events as { type: string; subjectId: string }[];
+    const first = await post(agents[2] as TestAgent, 'ledger first', unique('k'));
+    expect(first.status).toBe(200);
+    // A write's event reaches the ledger just after its answer: poll as an agent would (bounded) until it is
+    // served and a conditional poll with the ETag of that page is answered 304.
+    let etag = '';
     await vi.waitFor(
       async () => {
-        const current = await t.client.get('/api/forum/events', query);
-        const again = await t.client.get('/api/forum/events', query, { headers: { 'if-none-match': current.headers.get('etag') ?? '' } });
+        const page = await t.client.get('/api/forum/events', query);
+        expect(events(page).find((event) => event.subjectId === first.body.post.id)).toMatchObject({ type: 'post.created' });
+        const again = await t.client.get('/api/forum/events', query, { headers: { 'if-none-match': page.headers.get('etag') ?? '' } });
         expect(again.status).toBe(304);
+        etag = page.headers.get('etag') ?? '';
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    const second = await post(agents[2] as TestAgent, 'ledger second', unique('k'));
+    expect(second.status).toBe(200);
+    await vi.waitFor(
+      async () => {
+        const changed = await t.client.get('/api/forum/events', query, { headers: { 'if-none-match': etag } });
+        expect(changed.status).toBe(200);
+        expect(events(changed).find((event) => event.subjectId === second.body.post.id)).toMatchObject({ type: 'post.created' });
       },
       { timeout: 10_000, interval: 100 },
     );
