@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registerAgent, unique, type Reply, type TestAgent } from './support/client.ts';
 import { newTopic, type TestTopic } from './support/forum.ts';
 import { RedisCluster } from './support/redisCluster.ts';
+import { until } from './support/serviceProcess.ts';
 import { startTestApp, type TestApp } from './support/testApp.ts';
 
 let cluster: RedisCluster;
@@ -102,16 +103,18 @@ describe('on a Redis Cluster', () => {
       }
     };
     const load = agents.map(client);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // The kill lands under load: once writes are being answered.
+    await until(() => acknowledged.size >= 8, 30_000, 'writes to be answered before the failover');
     await cluster.failOver(cluster.masterOf(`{${t.settings.redisPrefix}}`));
     // Writes keep landing after the failover, with no help from the test.
     const before = acknowledged.size;
-    const deadline = Date.now() + 30_000;
-    while (acknowledged.size < before + 10 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-    stop = true;
-    await Promise.all(load);
+    try {
+      await until(() => acknowledged.size >= before + 10, 30_000, 'ten writes answered after the failover');
+    } finally {
+      stop = true;
+      await Promise.all(load);
+    }
 
-    expect(acknowledged.size).toBeGreaterThanOrEqual(before + 10);
     expect(statuses.filter((status) => status >= 500 && status !== 503)).toEqual([]);
     const rows = await t.orm.em.fork().execute<{ body: string; n: number }[]>('select body, count(*)::int as n from post where body like ? group by body', ['failover-%']);
     const stored = new Map(rows.map((row) => [row.body, row.n]));

@@ -76,18 +76,23 @@ describe('many API and worker processes behind HAProxy', () => {
       }
     });
 
-    await pause(1500);
+    // Each phase lasts until the load made progress in it (a number of writes answered), not a fixed time.
+    const progressed = (writes: number, phase: string) => {
+      const target = acknowledged.length + writes;
+      return until(() => acknowledged.length >= target, 60_000, `${writes} more writes answered ${phase}`);
+    };
+    await progressed(12, 'before the change');
     // The change, under load: a second API with fewer partitions and a second worker join...
     const apiB = await start('api', { PARTITIONS: '2', PORT: String(portB) });
     await start('worker', { PARTITIONS: '2' });
     await until(async () => (await apiB.client.get('/readyz')).status === 200, 10_000, 'the second API to be ready');
-    await pause(1500);
+    await progressed(12, 'with both APIs and workers');
     // ...then the first worker dies while the first API still fills queues 2-4, which only the second worker is left to serve,
     // and the first API drains away.
     workerA.child.kill('SIGKILL');
-    await pause(1000);
+    await progressed(6, 'after the first worker died');
     await apiA.stop();
-    await pause(2000);
+    await progressed(12, 'after the first API left');
     running = false;
     await Promise.all(load);
 
@@ -125,5 +130,5 @@ describe('many API and worker processes behind HAProxy', () => {
     const next = await apiB.client.post('/api/forum/projects', { action: 'create', slug: unique('cross-'), name: 'Next' }, { token: agent.token });
     // One bucket for the agent whatever the instance: B's count goes on from A's (a bucket of its own would start full).
     expect(Number(next.headers.get('ratelimit-remaining'))).toBeLessThan(onA);
-  }, 60_000);
+  }, 180_000);
 });

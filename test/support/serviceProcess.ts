@@ -86,14 +86,20 @@ export async function startServiceProcess(script: string, args: string[], env: R
   const what = `${script} ${args.join(' ')}`;
   const gone = () => child.exitCode !== null || child.signalCode !== null;
   const isReady = ready ?? (async () => client !== null && (await answersHealthz(client)));
-  await until(
-    async () => {
-      if (gone()) throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}) before it was ready`);
-      return isReady();
-    },
-    30_000,
-    `${what} to be ready`,
-  );
+  try {
+    await until(
+      async () => {
+        if (gone()) throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}) before it was ready`);
+        return isReady();
+      },
+      // A Node process with the whole service takes seconds to start, tens of them on a loaded machine.
+      60_000,
+      `${what} to be ready`,
+    );
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new Error(`${(error as Error).message}; its last lines: ${output.slice(-3).join('\n')}`);
+  }
   return {
     child,
     get port() {
