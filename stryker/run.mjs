@@ -14,6 +14,7 @@ import config from '../stryker.config.mjs';
  * run's own configuration. `npm run mutation -- --all` runs every module.
  * Each passing run records the module's score, fingerprint, date and commit
  * in the baseline (commit it); the run exits 1 if any module is below 85%.
+ * `npm run mutation -- src/ledger/leaf.ts` runs the modules named.
  */
 const BASELINE = 'stryker/baseline.json';
 const SHARED = ['stryker.config.mjs', 'vitest.mutation.config.ts', 'tsconfig.mutation.json', 'stryker/typescriptApi.mjs', 'stryker/luaScriptIgnorer.mjs', 'test/support/mutationSetup.ts'];
@@ -45,8 +46,12 @@ function scoreOf(report, module) {
 
 const baseline = existsSync(BASELINE) ? JSON.parse(readFileSync(BASELINE, 'utf8')) : {};
 const modules = /** @type {string[]} */ (config.mutate);
-const all = process.argv.includes('--all');
-const changed = modules.filter((module) => all || baseline[module]?.fingerprint !== fingerprint(module));
+const args = process.argv.slice(2);
+const named = args.filter((arg) => !arg.startsWith('--'));
+const unknown = named.filter((module) => !modules.includes(module));
+if (unknown.length > 0) throw new Error(`not a mutated module (stryker.config.mjs): ${unknown.join(', ')}`);
+// Named modules run whatever their fingerprint; --all runs every module; otherwise the changed ones.
+const changed = named.length > 0 ? named : modules.filter((module) => args.includes('--all') || baseline[module]?.fingerprint !== fingerprint(module));
 const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim() || 'unknown';
 const floor = config.thresholds?.break ?? 85;
 const failed = [];
