@@ -107,7 +107,7 @@ describe('many API and worker processes behind HAProxy', () => {
     }
     // Nothing left in any queue: the jobs enqueued under PARTITIONS=5 were served by a worker started with PARTITIONS=2.
     await until(() => queuesIdle(t.redis, t.settings.redisPrefix), 15_000, 'every partition queue to be empty');
-  }, 120_000);
+  }, 300_000);
 
   it('answers on one API instance what another instance started: a retry-key replay, a 304 for its ETag and its rate bucket', async () => {
     const apiA = await start('api', {});

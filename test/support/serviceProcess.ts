@@ -92,8 +92,9 @@ export async function startServiceProcess(script: string, args: string[], env: R
         if (gone()) throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}) before it was ready`);
         return isReady();
       },
-      // A Node process with the whole service takes seconds to start, tens of them on a loaded machine.
-      60_000,
+      // Seconds to start, tens of them on a loaded machine; below the 60 s hook timeout, so a start that never
+      // becomes ready fails with this message and the process's last lines rather than a bare hook timeout.
+      45_000,
       `${what} to be ready`,
     );
   } catch (error) {
