@@ -124,10 +124,14 @@ describe('a batch of hot commands applied set-based', () => {
     const [{ pid: holderPid } = { pid: 0 }] = await holder.execute<{ pid: number }[]>('select pg_backend_pid() as pid');
     try {
       const batch = run([post(author)]);
-      // The batch holds the author's row and waits for the ledger lock.
+      // The batch holds the author's row and waits for the ledger lock. Other files' batches may wait on that lock
+      // too: this one is the transaction whose id locks the author's row (its xmax).
       await vi.waitFor(
         async () => {
-          const blocked = await side.em.fork().execute<{ n: number }[]>('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [holderPid]);
+          const blocked = await side.em.fork().execute<{ n: number }[]>(
+            'select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid)) and backend_xid = (select xmax from agent where id = ?)',
+            [holderPid, author.agentId],
+          );
           if ((blocked[0]?.n ?? 0) < 1) throw new Error('the batch is not waiting on the ledger lock yet');
         },
         { timeout: 10_000, interval: 20 },
