@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../support/serviceProcess.ts';
+import { freePort } from '../../scripts/chaos/services.ts';
 
 const run = promisify(execFile);
 
