@@ -8,7 +8,7 @@ const run = promisify(execFile);
 /**
  * A process with the role's last line of defence installed lets `escape`
  * (an expression giving a promise) reject with nobody awaiting it, then says
- * it is still alive once the rejection has been dealt with.
+ * it is still alive once the role's handler has dealt with the rejection.
  */
 async function escapeInAProcess(escape: string): Promise<{ code: number; lines: { msg?: string; origin?: string }[]; output: string }> {
   const script = `
@@ -16,9 +16,10 @@ async function escapeInAProcess(escape: string): Promise<{ code: number; lines: 
     const { createLogger } = await import('./src/observability/logger.ts');
     const { Redis } = await import('ioredis');
     surviveEscapedOutages(createLogger({ logLevel: 'info' }));
+    // Registered after the role's handler, so it runs once that handler has dealt with the rejection (and never if it exited).
+    process.on('unhandledRejection', () => setImmediate(() => { console.log(JSON.stringify({ msg: 'still alive' })); process.exit(0); }));
     const escaped = await (async () => ${escape})();
     Promise.reject(escaped);
-    setTimeout(() => { console.log(JSON.stringify({ msg: 'still alive' })); process.exit(0); }, 0);
   `;
   const result = await run(process.execPath, ['--input-type=module', '-e', script], { timeout: 30_000 }).then(
     ({ stdout }) => ({ code: 0, stdout }),
