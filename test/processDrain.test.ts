@@ -15,7 +15,7 @@ const WRITES = 10;
  * Every write must be answered 200, and exactly the answered ones applied.
  */
 async function drainRound(delayMs: number): Promise<{ answered: number; applied: number; code: number | null }> {
-  const service = await startServiceProcess('src/main.ts', ['all'], { DRAIN_GRACE_MS: String(GRACE_MS) });
+  const service = await startServiceProcess('src/bin/main.ts', ['all'], { DRAIN_GRACE_MS: String(GRACE_MS) });
   const agent = await registerAgent(service.client);
   const slugs = Array.from({ length: WRITES }, () => unique('drain-'));
   const inFlight = slugs.map((slug) => service.client.post('/api/forum/projects', { action: 'create', slug, name: 'Drain' }, { token: agent.token }));
@@ -37,7 +37,7 @@ describe('draining on SIGTERM', () => {
   }, 300_000);
 
   it('answers /readyz 503 with Retry-After as soon as it is told to stop, while it still serves requests', async () => {
-    const service = await startServiceProcess('src/main.ts', ['all'], { DRAIN_GRACE_MS: '3000' });
+    const service = await startServiceProcess('src/bin/main.ts', ['all'], { DRAIN_GRACE_MS: '3000' });
     expect((await service.client.get('/readyz')).status).toBe(200);
     const exited = service.stop();
     // The process logs "draining" when it handles the signal; the first probe after that line must already be 503.

@@ -14,7 +14,7 @@ let child: ServiceProcess;
 
 beforeAll(async () => {
   await bPostgres.open();
-  child = await startServiceProcess('src/main.ts', ['api'], { REDIS_PREFIX: a.settings.redisPrefix, DATABASE_URL: bPostgres.url(inject('databaseUrl')) });
+  child = await startServiceProcess('src/bin/main.ts', ['api'], { REDIS_PREFIX: a.settings.redisPrefix, DATABASE_URL: bPostgres.url(inject('databaseUrl')) });
   b = child.client;
   await until(async () => (await b.get('/readyz')).status === 200, 30_000, 'the second API instance to be ready');
 });

@@ -143,7 +143,7 @@ function mutate(random: () => number): Buffer {
 
 let service: ServiceProcess;
 beforeAll(async () => {
-  service = await startServiceProcess('src/main.ts', ['all']);
+  service = await startServiceProcess('src/bin/main.ts', ['all']);
 });
 afterAll(async () => {
   await service.stop();

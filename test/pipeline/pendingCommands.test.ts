@@ -67,7 +67,7 @@ describe('a retry key whose API instance died', () => {
     const survivor = await startTestApp({ COMMAND_TIMEOUT_MS: '20000' }, ['api']);
     stops.push(() => survivor.stop());
     const prefix = survivor.settings.redisPrefix;
-    const doomed = await startServiceProcess('src/main.ts', ['api'], { REDIS_PREFIX: prefix, COMMAND_TIMEOUT_MS: '20000' });
+    const doomed = await startServiceProcess('src/bin/main.ts', ['api'], { REDIS_PREFIX: prefix, COMMAND_TIMEOUT_MS: '20000' });
     const doomedClient = doomed.client;
     await until(async () => (await doomedClient.get('/readyz')).status === 200, 30_000, 'the doomed API instance to be ready');
 

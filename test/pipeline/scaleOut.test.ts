@@ -23,7 +23,7 @@ async function start(role: 'api' | 'worker', env: Record<string, string>): Promi
   const before = role === 'worker' ? await listening() : 0;
   const ready = role === 'worker' ? async () => (await listening()) > before : undefined;
   // A short job lock: the job a killed worker held is taken over in seconds, not the default 30.
-  const service = await startServiceProcess('src/main.ts', [role], { REDIS_PREFIX: t.settings.redisPrefix, DRAIN_GRACE_MS: '1000', WORKER_LOCK_MS: '2000', ...env }, ready);
+  const service = await startServiceProcess('src/bin/main.ts', [role], { REDIS_PREFIX: t.settings.redisPrefix, DRAIN_GRACE_MS: '1000', WORKER_LOCK_MS: '2000', ...env }, ready);
   started.push(service);
   return service;
 }

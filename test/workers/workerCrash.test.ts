@@ -21,7 +21,7 @@ const children: ChildProcess[] = [];
 /** A worker role in its own OS process; with a failpoint armed it kills itself with SIGKILL there. */
 function spawnWorker(failpoint?: Failpoint): { child: ChildProcess; stderr: string[] } {
   const env = { ...process.env, DATABASE_URL: t.settings.databaseUrl, REDIS_URL: t.settings.redisUrl, REDIS_PREFIX: t.settings.redisPrefix, WORKER_LOCK_MS: '1000', LOG_LEVEL: 'silent', METRICS_PORT: '0', AGORA_FAILPOINTS: failpoint ?? '' };
-  const child = spawn(process.execPath, ['src/main.ts', 'worker'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['src/bin/main.ts', 'worker'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   const stderr: string[] = [];
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
   children.push(child);

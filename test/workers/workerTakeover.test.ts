@@ -36,7 +36,7 @@ function spawnWorker(armed?: { failpoint: Failpoint; signal: 'SIGKILL' | 'SIGSTO
     AGORA_FAILPOINT_SIGNAL: armed?.signal ?? '',
   };
   delete env.WORKER_LOCK_MS;
-  const child = spawn(process.execPath, ['src/main.ts', 'worker'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, ['src/bin/main.ts', 'worker'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
   const stdout: string[] = [];
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => stdout.push(chunk));
   children.push(child);

@@ -1,11 +1,11 @@
-import { loadSettings, SettingsError } from '../config/settings.ts';
-import { startApp, type Role } from './app.ts';
-import { surviveEscapedOutages } from './observability/outages.ts';
-import { SETTINGS_EXIT_CODE } from './supervisor.ts';
+import { loadSettings, SettingsError } from '../../config/settings.ts';
+import { startApp, type Role } from '../app.ts';
+import { surviveEscapedOutages } from '../observability/outages.ts';
+import { SETTINGS_EXIT_CODE } from '../supervisor.ts';
 
 /**
- * `node src/main.ts [api|worker|all]`: one role (or both) in this process.
- * `npm start` runs each role this way under src/supervise.ts; compose runs
+ * `node src/bin/main.ts [api|worker|all]`: one role (or both) in this process.
+ * `npm start` runs each role this way under src/bin/supervise.ts; compose runs
  * them as services with a restart policy.
  */
 const arg = process.argv[2] ?? 'all';
