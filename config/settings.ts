@@ -69,8 +69,8 @@ export interface Settings {
  */
 export const MAX_PARTITIONS = 32;
 
-export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof logLevels)[number];
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+type LogLevel = (typeof logLevels)[number];
 
 const schema = Joi.object({
   PORT: Joi.number().integer().min(0).max(65535).default(8080),

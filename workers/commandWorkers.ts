@@ -20,7 +20,7 @@ const commandIds = (commands: Command[]) => commands.map((c) => c.commandId);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Thrown by a worker that finds its job taken over (it was frozen past its lock): it must neither apply nor answer anything more. */
-export class LockLostError extends Error {
+class LockLostError extends Error {
   constructor(jobId: string | undefined) {
     super(`lost the lock of job ${jobId}: another worker has taken it over`);
     this.name = 'LockLostError';

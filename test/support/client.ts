@@ -76,7 +76,7 @@ export interface TestAgent {
  * 503 command_pending (queued, not finished within COMMAND_TIMEOUT_MS: a
  * loaded machine), as a real client does; for at most a minute.
  */
-export async function settled(send: (retryKey: string) => Promise<Reply>): Promise<Reply> {
+async function settled(send: (retryKey: string) => Promise<Reply>): Promise<Reply> {
   const retryKey = unique('setup-');
   const deadline = Date.now() + 60_000;
   let reply = await send(retryKey);

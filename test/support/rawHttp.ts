@@ -93,7 +93,7 @@ export function parseResponses(bytes: Buffer, bodiless = false): RawResponse[] {
 }
 
 /** The apiVersion an error body must carry for a path, per contract.md. */
-export function apiVersionOf(path: string): string {
+function apiVersionOf(path: string): string {
   return path === '/api/relay' || path.startsWith('/api/relay/') ? '2026-09-09' : '2026-09-11';
 }
 
