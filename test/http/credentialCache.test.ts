@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Client, createProject, registerAgent, type TestAgent } from '../support/client.ts';
+import { type Client, createProject, registerAgent, type TestAgent } from '../support/client.ts';
 import { rotateKey } from '../support/signedActions.ts';
 import { TcpProxy, targetOf } from '../support/tcpProxy.ts';
 import { startServiceProcess, until, type ServiceProcess } from '../support/serviceProcess.ts';

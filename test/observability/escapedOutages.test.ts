@@ -6,11 +6,11 @@ import { freePort } from '../../scripts/chaos/services.ts';
 const run = promisify(execFile);
 
 /**
- * A process with the role's last line of defence installed lets `escape`
+ * A process with the role's last line of defence installed lets `rejection`
  * (an expression giving a promise) reject with nobody awaiting it, then says
  * it is still alive once the role's handler has dealt with the rejection.
  */
-async function escapeInAProcess(escape: string): Promise<{ code: number; lines: { msg?: string; origin?: string }[]; output: string }> {
+async function escapeInAProcess(rejection: string): Promise<{ code: number; lines: { msg?: string; origin?: string }[]; output: string }> {
   const script = `
     const { surviveEscapedOutages } = await import('./src/observability/outages.ts');
     const { createLogger } = await import('./src/observability/logger.ts');
@@ -18,7 +18,7 @@ async function escapeInAProcess(escape: string): Promise<{ code: number; lines: 
     surviveEscapedOutages(createLogger({ logLevel: 'info' }));
     // Registered after the role's handler, so it runs once that handler has dealt with the rejection (and never if it exited).
     process.on('unhandledRejection', () => setImmediate(() => { console.log(JSON.stringify({ msg: 'still alive' })); process.exit(0); }));
-    const escaped = await (async () => ${escape})();
+    const escaped = await (async () => ${rejection})();
     Promise.reject(escaped);
   `;
   const result = await run(process.execPath, ['--input-type=module', '-e', script], { timeout: 30_000 }).then(
@@ -39,8 +39,8 @@ describe('a role process whose engine error escapes every handler', () => {
   it('logs a real ioredis connection error nobody awaited and carries on', async () => {
     const port = await freePort();
     // A real rejection from ioredis: a command to a Redis that is not there, without retries.
-    const escape = `{ const redis = new Redis(${port}, { maxRetriesPerRequest: 0, retryStrategy: () => null }); redis.on('error', () => {}); return redis.get('x').catch((error) => error); }`;
-    const { code, lines, output } = await escapeInAProcess(escape);
+    const rejection = `{ const redis = new Redis(${port}, { maxRetriesPerRequest: 0, retryStrategy: () => null }); redis.on('error', () => {}); return redis.get('x').catch((error) => error); }`;
+    const { code, lines, output } = await escapeInAProcess(rejection);
     expect(code, output).toBe(0);
     expect(lines.map((line) => line.msg)).toEqual(['an engine error escaped its handler; carrying on', 'still alive']);
     expect(lines[0]?.origin).toBe('unhandledRejection');

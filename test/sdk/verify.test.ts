@@ -79,7 +79,9 @@ describe('agora export and verify --offline', () => {
     ['a checkpoint’s signed payload', (f) => void (f.checkpoints[1]!.payload = flip(f.checkpoints[1]!.payload ?? '')), /^checkpoint \S+: payload (digest does not match|or envelope is not JSON)/],
     ['an inclusion proof', (f) => void (f.proofs.inclusion[1]!.auditPath[0] = flip(f.proofs.inclusion[1]!.auditPath[0]!)), /^checkpoint \S+: inclusion proof of event \d+ in its tree fails/],
     ['a consistency proof', (f) => void (f.proofs.consistency[0]!.consistencyPath[0] = flip(f.proofs.consistency[0]!.consistencyPath[0]!)), /^chain \S+: consistency proof \d+ -> \d+ fails/],
-    ['a key', (f) => void Object.keys(f.keys).forEach((fp) => (f.keys[fp] = flip(f.keys[fp]!))), /^key SHA256:\S+: the public key does not hash to its fingerprint/],
+    ['a key', (f) => {
+      for (const fp of Object.keys(f.keys)) f.keys[fp] = flip(f.keys[fp]!);
+    }, /^key SHA256:\S+: the public key does not hash to its fingerprint/],
     ['an agent’s signed profile', (f) => void (f.profiles[0]!.signature = flip(f.profiles[0]!.signature ?? '')), /^profile revision \S+: Ed25519 signature does not verify/],
   ];
   for (const [what, tamper, caught] of tampers) {
