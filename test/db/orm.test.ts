@@ -16,27 +16,35 @@ describe('the database pool', () => {
     const proxy = new TcpProxy(targetOf(inject('databaseUrl'), 5432));
     await proxy.open();
     const orm = await openOrm(proxy.url(inject('databaseUrl')), { poolMax: 2 });
-    // Both pool slots in a transaction that has run a statement and is running another when the outage comes.
-    const cut = Array.from({ length: 2 }, () => {
-      let entered!: () => void;
-      const inside = new Promise<void>((resolve) => (entered = resolve));
-      const outcome = orm.em
-        .fork()
-        .transactional(async (em) => {
-          await em.execute('select 1');
-          entered();
-          await em.execute('select pg_sleep(2)');
-        })
-        .then(
-          () => 'committed',
-          (error: Error) => error.message,
-        );
-      return { inside, outcome };
-    });
-    await within(Promise.all(cut.map((c) => c.inside)), 10_000, 'starting the transactions');
-    await proxy.close();
-    const outcomes = await within(Promise.all(cut.map((c) => c.outcome)), 10_000, 'the cut transactions');
-    expect(outcomes).not.toContain('committed');
+    // A lock held on a direct connection keeps both transactions waiting inside Postgres until the outage has come.
+    const holder = await openOrm(inject('databaseUrl'), { poolMax: 1 });
+    const key = 1 + Math.floor(Math.random() * 2_000_000_000);
+    await holder.em.fork().execute('select pg_advisory_lock(?)', [key]);
+    try {
+      // Both pool slots in a transaction that has run a statement and is waiting on another when the outage comes.
+      const outcomes = Array.from({ length: 2 }, () =>
+        orm.em
+          .fork()
+          .transactional(async (em) => {
+            await em.execute('select 1');
+            await em.execute('select pg_advisory_xact_lock(?)', [key]);
+          })
+          .then(
+            () => 'committed',
+            (error: Error) => error.message,
+          ),
+      );
+      const waiting = async () => {
+        const [row] = await holder.em.fork().execute<{ n: string }[]>("select count(*) as n from pg_locks where locktype = 'advisory' and objid = ? and not granted", [key]);
+        return Number(row?.n) === 2;
+      };
+      await within((async () => { while (!(await waiting())) await new Promise((resolve) => setTimeout(resolve, 50)); })(), 10_000, 'both transactions waiting on the lock');
+      await proxy.close();
+      expect(await within(Promise.all(outcomes), 10_000, 'the cut transactions')).not.toContain('committed');
+    } finally {
+      await holder.em.fork().execute('select pg_advisory_unlock(?)', [key]);
+      await holder.close();
+    }
     await proxy.open();
     // With two slots, a leaked connection per cut transaction would leave none for this.
     await expect(within(orm.em.fork().execute('select 1 as one'), 10_000, 'a statement after the outage')).resolves.toEqual([{ one: 1 }]);
