@@ -149,15 +149,18 @@ async function topology(): Promise<number> {
       clients,
       processes: [...t.apis, ...t.workers],
       redis: { redisUrl: '', redisClusterNodes: t.cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })), redisPrefix: serviceEnv.REDIS_PREFIX },
+      prometheusUrl: t.monitoring.url,
+      // `pages`: the alerts of config/prometheus/alerts.yml an operator should get (docs/operations.md); etcd is not scraped.
       faults: [
         { at: at(8), name: 'kill -9 one etcd member (rejoins after 5 s)', maxGapMs: 0, inject: () => t.postgres.bounceEtcd(t.postgres.etcd[0] as (typeof t.postgres.etcd)[number], 5000) },
-        { at: at(16), name: 'kill -9 API 1 behind the balancer (back after 1 s)', maxGapMs: 1000, inject: restartAfter(t.apis[0], 1000) },
-        { at: at(24), name: 'kill -9 worker 1 (back after 1 s)', maxGapMs: 2000, inject: restartAfter(t.workers[0], 1000) },
-        { at: at(32), name: 'freeze worker 2 for 10 s (SIGSTOP, then SIGCONT)', maxGapMs: 5000, inject: () => t.workers[1].freeze(10_000) },
+        { at: at(16), name: 'kill -9 API 1 behind the balancer (back after 1 s)', maxGapMs: 1000, pages: ['AgoraProcessDown'], inject: restartAfter(t.apis[0], 1000) },
+        { at: at(24), name: 'kill -9 worker 1 (back after 1 s)', maxGapMs: 2000, pages: ['AgoraProcessDown'], inject: restartAfter(t.workers[0], 1000) },
+        { at: at(32), name: 'freeze worker 2 for 10 s (SIGSTOP, then SIGCONT)', maxGapMs: 5000, pages: ['AgoraProcessDown'], inject: () => t.workers[1].freeze(10_000) },
         {
           at: at(48),
           name: `kill -9 the Redis master holding {${serviceEnv.REDIS_PREFIX}} (:${queueMaster.port}; it rejoins as a replica)`,
           maxGapMs: 5000,
+          pages: ['AgoraRedisDown'],
           inject: async () => {
             await t.cluster.failOver(queueMaster);
             await queueMaster.start();
@@ -167,6 +170,7 @@ async function topology(): Promise<number> {
           at: at(60),
           name: 'planned switchover to the synchronous standby (patronictl switchover)',
           maxGapMs: 3000,
+          pages: ['AgoraPostgresLeaderChanged'],
           inject: async () => {
             await t.postgres.switchover();
             await t.postgres.untilComplete();
@@ -176,6 +180,7 @@ async function topology(): Promise<number> {
           at: at(75),
           name: 'kill -9 the Postgres leader node (its Patroni and Postgres; not restarted)',
           maxGapMs: 25_000,
+          pages: ['AgoraPostgresDown', 'AgoraPostgresLeaderChanged'],
           inject: async () => t.postgres.killNode(await t.postgres.leader()),
         },
       ],

@@ -88,6 +88,7 @@ async function keep(): Promise<number> {
       redis: topology.cluster.nodes.map((node) => node.port),
       postgresPrimary: topology.postgres.ports.primary,
       postgresReplicas: topology.postgres.ports.replicas,
+      prometheus: topology.monitoring.prometheusPort,
     },
     pids: topology.pids(),
     processes: topology.processes(),
@@ -144,7 +145,7 @@ async function status(): Promise<number> {
   }
   const processes = await processStatus(state.processes ?? []);
   if (json) {
-    console.log(JSON.stringify({ status: state.status, keeper: state.keeper, baseUrl: state.baseUrl, processes }, null, 2));
+    console.log(JSON.stringify({ status: state.status, keeper: state.keeper, baseUrl: state.baseUrl, prometheusUrl: state.env?.PROMETHEUS_URL, processes }, null, 2));
     return 0;
   }
   const table = processes.map((p) => `  ${p.role.padEnd(18)} ${p.name.padEnd(18)} pid ${String(p.pid).padEnd(8)} port ${String(p.port ?? '-').padEnd(6)} ${p.health}`);

@@ -9,6 +9,7 @@ import { allPartitionQueueNames, MAX_PARTITIONS } from '../../src/pipeline/parti
 import { closeRedis, connectRedis, queuePrefix, type RedisTarget } from '../../src/redis.ts';
 import { Client, createProject, registerAgent } from '../../test/support/client.ts';
 import { createTopic } from '../../test/support/forum.ts';
+import { AlertWatch, faultAlerts, printAlertTable } from './alerts.ts';
 import { longestGap, WriteLoad, type LoadAgent } from './load.ts';
 import type { ServiceProcess } from './processes.ts';
 
@@ -21,6 +22,8 @@ export interface Fault {
   inject: () => Promise<void>;
   /** The longest any project may go without an acknowledged write from this fault until the next, beyond the steady state's own longest gap. */
   maxGapMs?: number;
+  /** The alerts of config/prometheus/alerts.yml an operator should get for it (with a Prometheus to ask). */
+  pages?: string[];
 }
 
 export interface Scenario {
@@ -37,6 +40,8 @@ export interface Scenario {
   processes: ServiceProcess[];
   /** The service's Redis and key prefix, where its failed jobs are counted. */
   redis: RedisTarget & { redisPrefix: string };
+  /** The topology's Prometheus: asked which alerts each fault raised. */
+  prometheusUrl?: string;
 }
 
 /** Jobs BullMQ holds as failed (out of attempts) on every partition queue. */
@@ -97,6 +102,8 @@ async function checks(orm: Orm, load: WriteLoad) {
 /** Runs the scenario; 0 when every check holds. */
 export async function runScenario(scenario: Scenario): Promise<number> {
   const { base, seconds, clients } = scenario;
+  const watch = scenario.prometheusUrl ? new AlertWatch(scenario.prometheusUrl) : null;
+  watch?.start();
   const client = new Client(base);
   const agents: LoadAgent[] = [];
   for (let i = 0; i < clients; i++) {
@@ -113,11 +120,11 @@ export async function runScenario(scenario: Scenario): Promise<number> {
   const load = new WriteLoad(base);
   const span = seconds * 1000;
   const faults = scenario.faults.map((f) => ({ ...f, at: f.at * span }));
-  const injected: { name: string; at: number }[] = [];
+  const injected: { name: string; at: number; wallAt: number }[] = [];
   const chaos = (async () => {
     for (const fault of faults) {
       await pause(Math.max(0, fault.at - load.now()));
-      injected.push({ name: fault.name, at: load.now() });
+      injected.push({ name: fault.name, at: load.now(), wallAt: Date.now() });
       await fault.inject();
     }
   })();
@@ -127,6 +134,10 @@ export async function runScenario(scenario: Scenario): Promise<number> {
   const result = await checks(orm, load);
   await orm.close();
   const failed = await failedJobs(scenario.redis);
+  // Asked after the checks, so an alert whose `for:` ends while the outbox drains is counted for its fault.
+  await watch?.stop();
+  const quiet = watch?.between(0, injected[0]?.wallAt ?? Infinity) ?? [];
+  const alerts = watch ? injected.map((fault, i) => faultAlerts(fault.name, faults[i]?.pages ?? [], watch.between(fault.wallAt, injected[i + 1]?.wallAt ?? Infinity))) : [];
   const projects = topics.map((topic) => topic.projectSlug);
   // The steady state: from a second in (connections warm) to the first fault.
   const steadyGap = longestGap(load.counters.successes, projects, 1000, injected[0]?.at ?? span);
@@ -144,6 +155,7 @@ export async function runScenario(scenario: Scenario): Promise<number> {
   console.log(`steady state before the first fault: the longest any project went without an acknowledged write was ${steadyGap} ms`);
   console.log('| fault | longest gap (ms) | bound (ms, beyond the steady state) | first write sent after it acknowledged (ms) | ok |\n|---|---|---|---|---|');
   for (const r of recovery) console.log(`| ${r.fault} | ${r.gap} | ${r.bound ?? '-'} | ${r.recoveredMs ?? 'never'} | ${r.ok ? 'yes' : 'NO'} |`);
+  if (watch) printAlertTable(quiet, alerts, watch);
   const rows: [string, number, boolean][] = [
     ['requests', c.requests, true],
     ['acknowledged writes', c.acknowledged, c.acknowledged > 0],
@@ -161,10 +173,22 @@ export async function runScenario(scenario: Scenario): Promise<number> {
     ['faults never recovered from', recovery.filter((r) => r.recoveredMs === null).length, recovery.every((r) => r.recoveredMs !== null)],
     // CHAOS_BOUNDS=report prints the bounds' verdicts without failing on them (CI, until they hold on every run: docs/scaling.md).
     ['faults with a gap over their bound', recovery.filter((r) => !r.ok).length, process.env.CHAOS_BOUNDS === 'report' || recovery.every((r) => r.ok)],
+    ...alertRows(watch !== null, quiet.filter((s) => s.fired).length, alerts),
   ];
   console.log('\n| check | value | ok |\n|---|---|---|');
   for (const [name, value, ok] of rows) console.log(`| ${name} | ${value} | ${ok ? 'yes' : 'NO'} |`);
   const passed = rows.every(([, , ok]) => ok);
   console.log(passed ? '\nchaos: every check holds' : '\nchaos: FAILED');
   return passed ? 0 : 1;
+}
+
+/** The alert checks, with a Prometheus: none fires while nothing is wrong; a fault that should page is at least seen by its rule. */
+function alertRows(watched: boolean, firedWhenQuiet: number, alerts: ReturnType<typeof faultAlerts>[]): [string, number, boolean][] {
+  if (!watched) return [];
+  const unseen = alerts.filter((a) => a.unseen.length > 0).length;
+  return [
+    ['alerts fired in the quiet stretch before the first fault', firedWhenQuiet, firedWhenQuiet === 0],
+    ['faults that should page but fired nothing (shorter than the rules\' for:)', alerts.filter((a) => a.pages.length > 0 && a.fired.length === 0).length, true],
+    ['faults whose paging rule never even went pending', unseen, unseen === 0],
+  ];
 }

@@ -93,6 +93,12 @@ export async function processStatus(recorded: TopologyProcess[]): Promise<Proces
         case 'patroni':
         case 'etcd':
           return { ...base, role: p.role, health: verdict(await answers(`http://127.0.0.1:${port}/health`)) };
+        case 'prometheus':
+          return { ...base, role: p.role, health: verdict(await answers(`http://127.0.0.1:${port}/-/ready`)) };
+        case 'redis exporter':
+          return { ...base, role: p.role, health: verdict(await answers(`http://127.0.0.1:${port}/health`)) };
+        case 'postgres exporter':
+          return { ...base, role: p.role, health: verdict(await answers(`http://127.0.0.1:${port}/metrics`)) };
         case 'postgres balancer':
           return { ...base, role: p.role, health: verdict(await acceptsTcp(port)) };
         default:
