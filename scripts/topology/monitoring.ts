@@ -104,6 +104,7 @@ export class Monitoring {
       writeFileSync(configFile, JSON.stringify(topologyPrometheusConfig(ports, { redis, postgres }, tokenFile), null, 2));
       const args = (port: number) => [`--config.file=${configFile}`, `--storage.tsdb.path=${join(monitoring.dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'];
       monitoring.prometheusPort = await monitoring.spawnHttp('prometheus', 'prometheus', '/usr/bin/prometheus', args, '/-/ready');
+      await monitoring.untilEveryTargetScraped();
     } catch (error) {
       await monitoring.stop();
       throw error;
@@ -131,6 +132,21 @@ export class Monitoring {
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error(`${command} did not answer ${readyPath} on port ${port} within 60 s`);
+  }
+
+  /**
+   * Ready is not scraped: until every target has answered once, rules evaluate on part of the picture
+   * (sum(patroni_primary) over one replica reads "no leader"), which a caller would take for an alert.
+   */
+  private async untilEveryTargetScraped(): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      const reply = await fetch(`${this.url}/api/v1/targets?state=active`).catch(() => null);
+      const targets = reply?.ok ? ((await reply.json()) as { data: { activeTargets: { health: string }[] } }).data.activeTargets : [];
+      if (targets.length > 0 && targets.every((target) => target.health !== 'unknown')) return;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    throw new Error(`Prometheus did not scrape every target within 60 s; see ${this.url}/targets`);
   }
 
   processes(): MonitoringProcess[] {
