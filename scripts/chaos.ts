@@ -13,7 +13,10 @@
  * member, an API instance, a worker (killed), a worker (frozen 10 s), the
  * Redis master holding the queues, the Postgres leader in a planned
  * switchover, and the whole Postgres leader node; each fault has a bound on
- * the longest time a project may go without an acknowledged write.
+ * the longest time a project may go without an acknowledged write. The
+ * topology's Prometheus is asked which alerts each fault raised
+ * (scripts/chaos/alerts.ts): none may fire before the first fault, and a
+ * fault's paging rule must at least go pending.
  *
  * `npm run chaos -- --outages`: one machine again; Postgres is stopped for
  * 30 s, then Redis for 30 s, under the same load: no job may fail of it, and

@@ -2,7 +2,8 @@
  * `npm run topology -- up | down | status [--json]`: the whole topology of
  * scripts/topology/topology.ts on this machine, without Docker (Redis
  * Cluster 3+3, Postgres under Patroni with 3 etcd members and its own
- * HAProxy, HAProxy in front of 2 APIs, 2 workers). `up` starts a detached keeper process that holds it, waits
+ * HAProxy, HAProxy in front of 2 APIs, 2 workers, Prometheus with its
+ * exporters watching them: scripts/topology/monitoring.ts). `up` starts a detached keeper process that holds it, waits
  * until it serves, prints the base URL and the env a client uses, and
  * returns; the topology outlives it. `down` stops the keeper (which stops
  * everything cleanly), then SIGTERMs and SIGKILLs whatever of the recorded
