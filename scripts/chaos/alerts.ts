@@ -82,6 +82,8 @@ export interface FaultAlerts {
   fault: string;
   pages: string[];
   pending: string[];
+  /** What went pending, with the job it was about (which exporter or process): for the table. */
+  pendingByJob: string[];
   fired: string[];
   /** An alert it should page that did not even go pending: the rule's expression did not see the fault. */
   unseen: string[];
@@ -90,20 +92,36 @@ export interface FaultAlerts {
 }
 
 const names = (sightings: Sighting[]) => [...new Set(sightings.map((s) => s.name))];
+const job = (s: Sighting) => /(?:^|,)job=([^,]+)/.exec(s.labels)?.[1];
+const namesByJob = (sightings: Sighting[]) => [...new Set(sightings.map((s) => (job(s) ? `${s.name} (${job(s)})` : s.name)))];
 
 export function faultAlerts(fault: string, pages: string[], sightings: Sighting[]): FaultAlerts {
   const pending = names(sightings);
   const fired = names(sightings.filter((s) => s.fired));
-  return { fault, pages, pending, fired, unseen: pages.filter((name) => !pending.includes(name)), pendingOnly: pages.filter((name) => pending.includes(name) && !fired.includes(name)) };
+  return {
+    fault,
+    pages,
+    pending,
+    pendingByJob: namesByJob(sightings),
+    fired,
+    unseen: pages.filter((name) => !pending.includes(name)),
+    pendingOnly: pages.filter((name) => pending.includes(name) && !fired.includes(name)),
+  };
 }
 
 export function printAlertTable(quiet: Sighting[], faults: FaultAlerts[], watch: AlertWatch): void {
-  const describe = (sightings: Sighting[]) => sightings.map((s) => `${s.name}${s.fired ? '' : ' (pending)'} {${s.labels}}`).join('; ') || 'none';
+  const describe = (sightings: Sighting[]) =>
+    sightings.map((s) => `${s.name}${s.fired ? '' : ' (pending)'} {${s.labels}}`).join('; ') || 'none';
   console.log(`\nalerts (the topology's Prometheus, /api/v1/alerts every ${POLL_MS / 1000} s; ${watch.unanswered} polls unanswered)`);
   console.log(`quiet stretch before the first fault: ${describe(quiet)}`);
   console.log('| fault | should page | went pending | fired | finding |\n|---|---|---|---|---|');
   for (const f of faults) {
-    const finding = [...f.unseen.map((name) => `${name} never even pending`), ...f.pendingOnly.map((name) => `${name} pending, not fired (fault shorter than its for:)`)].join('; ');
-    console.log(`| ${f.fault} | ${f.pages.join(', ') || '-'} | ${f.pending.join(', ') || '-'} | ${f.fired.join(', ') || '-'} | ${finding || '-'} |`);
+    const finding = [
+      ...f.unseen.map((name) => `${name} never even pending`),
+      ...f.pendingOnly.map((name) => `${name} pending, not fired (fault shorter than its for:)`),
+    ].join('; ');
+    console.log(
+      `| ${f.fault} | ${f.pages.join(', ') || '-'} | ${f.pendingByJob.join(', ') || '-'} | ${f.fired.join(', ') || '-'} | ${finding || '-'} |`,
+    );
   }
 }

@@ -27,7 +27,13 @@ export class Balancer {
   static async start(apiPorts: [number, number]): Promise<Balancer> {
     const port = await freePort();
     const metricsPort = await freePort();
-    const env = { ...process.env, AGORA_LISTEN: `127.0.0.1:${port}`, AGORA_METRICS_LISTEN: `127.0.0.1:${metricsPort}`, AGORA_API_1: `127.0.0.1:${apiPorts[0]}`, AGORA_API_2: `127.0.0.1:${apiPorts[1]}` };
+    const env = {
+      ...process.env,
+      AGORA_LISTEN: `127.0.0.1:${port}`,
+      AGORA_METRICS_LISTEN: `127.0.0.1:${metricsPort}`,
+      AGORA_API_1: `127.0.0.1:${apiPorts[0]}`,
+      AGORA_API_2: `127.0.0.1:${apiPorts[1]}`,
+    };
     const child = spawn('haproxy', ['-db', '-f', 'config/haproxy.cfg'], { env, stdio: 'ignore' });
     // Unhandled, a failed spawn (no haproxy installed) would end the keeper before it stops what it started.
     let spawnError: Error | null = null;

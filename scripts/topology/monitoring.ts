@@ -33,13 +33,16 @@ export interface MonitoringProcess {
 }
 
 /**
- * Scrape and evaluate every second, not every 15 s: a fault of the chaos suite lasts seconds, and the
- * rules' own `for:` durations are kept as alerts.yml has them (rule_files names that file, not a copy).
+ * Scrape every 2 s and evaluate every second, not every 15 s: a fault of the chaos suite lasts seconds, and
+ * the rules' own `for:` durations are kept as alerts.yml has them (rule_files names that file, not a copy).
+ * Not a 1 s scrape: its 1 s timeout was missed by busy APIs and a Postgres exporter meeting a dead server
+ * on a loaded machine, which read as AgoraProcessDown and AgoraExporterDown going pending in a quiet run.
  */
-const TOPOLOGY_INTERVAL = '1s';
+const SCRAPE_INTERVAL = '2s';
+const EVALUATION_INTERVAL = '1s';
 
 /** config/prometheus/prometheus.yml with the topology's targets, token file and rules: same jobs, same rules. */
-export function topologyPrometheusConfig(ports: MonitoredPorts, exporters: { redis: number; postgres: number[] }, tokenFile: string): object {
+function topologyPrometheusConfig(ports: MonitoredPorts, exporters: { redis: number; postgres: number[] }, tokenFile: string): object {
   const shared = parse(readFileSync('config/prometheus/prometheus.yml', 'utf8')) as { scrape_configs: ScrapeConfig[] };
   const local = (port: number) => `127.0.0.1:${port}`;
   const targets: Record<string, string[]> = {
@@ -59,11 +62,17 @@ export function topologyPrometheusConfig(ports: MonitoredPorts, exporters: { red
       static_configs: [{ targets: own }],
       ...(job.authorization?.credentials_file ? { authorization: { ...job.authorization, credentials_file: tokenFile } } : {}),
       // The multi-target exporter's address is the relabelling that sets __address__.
-      ...(job.relabel_configs ? { relabel_configs: job.relabel_configs.map((rule) => (rule.target_label === '__address__' ? { ...rule, replacement: local(exporters.redis) } : rule)) } : {}),
+      ...(job.relabel_configs
+        ? {
+            relabel_configs: job.relabel_configs.map((rule) =>
+              rule.target_label === '__address__' ? { ...rule, replacement: local(exporters.redis) } : rule,
+            ),
+          }
+        : {}),
     };
   });
   return {
-    global: { scrape_interval: TOPOLOGY_INTERVAL, evaluation_interval: TOPOLOGY_INTERVAL },
+    global: { scrape_interval: SCRAPE_INTERVAL, scrape_timeout: SCRAPE_INTERVAL, evaluation_interval: EVALUATION_INTERVAL },
     rule_files: [resolve('config/prometheus/alerts.yml')],
     scrape_configs: scrapeConfigs,
   };
@@ -92,17 +101,40 @@ export class Monitoring {
       writeFileSync(tokenFile, operatorToken, { mode: 0o600 });
       chmodSync(tokenFile, 0o600);
       // No -redis.addr: each scrape names its node (/scrape?target=redis://...), so /metrics touches no Redis.
-      const redis = await monitoring.spawnHttp('redis exporter', 'redis-exporter', '/usr/bin/prometheus-redis-exporter', (port) => ['-redis.addr=', `-web.listen-address=127.0.0.1:${port}`], '/health');
+      const redis = await monitoring.spawnHttp(
+        'redis exporter',
+        'redis-exporter',
+        '/usr/bin/prometheus-redis-exporter',
+        (port) => ['-redis.addr=', `-web.listen-address=127.0.0.1:${port}`],
+        '/health',
+      );
       const postgres: number[] = [];
       for (const [i, member] of ports.postgres.entries()) {
         const env = { DATA_SOURCE_NAME: `postgresql://postgres:postgres@127.0.0.1:${member.pgPort}/postgres?sslmode=disable` };
-        const args = (port: number) => [`--web.listen-address=127.0.0.1:${port}`, `--extend.query-path=${resolve('config/prometheus/postgres-exporter-queries.yaml')}`];
-        postgres.push(await monitoring.spawnHttp('postgres exporter', `postgres-exporter-${i + 1}`, '/usr/bin/prometheus-postgres-exporter', args, '/metrics', env));
+        const args = (port: number) => [
+          `--web.listen-address=127.0.0.1:${port}`,
+          `--extend.query-path=${resolve('config/prometheus/postgres-exporter-queries.yaml')}`,
+        ];
+        postgres.push(
+          await monitoring.spawnHttp(
+            'postgres exporter',
+            `postgres-exporter-${i + 1}`,
+            '/usr/bin/prometheus-postgres-exporter',
+            args,
+            '/metrics',
+            env,
+          ),
+        );
       }
       const configFile = join(monitoring.dir, 'prometheus.yml');
       // JSON is YAML: Prometheus reads it as written.
       writeFileSync(configFile, JSON.stringify(topologyPrometheusConfig(ports, { redis, postgres }, tokenFile), null, 2));
-      const args = (port: number) => [`--config.file=${configFile}`, `--storage.tsdb.path=${join(monitoring.dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'];
+      const args = (port: number) => [
+        `--config.file=${configFile}`,
+        `--storage.tsdb.path=${join(monitoring.dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=warn',
+      ];
       monitoring.prometheusPort = await monitoring.spawnHttp('prometheus', 'prometheus', '/usr/bin/prometheus', args, '/-/ready');
       await monitoring.untilEveryTargetScraped();
     } catch (error) {
@@ -113,7 +145,14 @@ export class Monitoring {
   }
 
   /** Starts one engine on a free port, logging to logDir/<name>.log, and waits until `readyPath` answers 200. */
-  private async spawnHttp(role: MonitoringProcess['role'], name: string, command: string, args: (port: number) => string[], readyPath: string, env: Record<string, string> = {}): Promise<number> {
+  private async spawnHttp(
+    role: MonitoringProcess['role'],
+    name: string,
+    command: string,
+    args: (port: number) => string[],
+    readyPath: string,
+    env: Record<string, string> = {},
+  ): Promise<number> {
     const port = await freePort();
     const child = spawn(command, args(port), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const log = createWriteStream(join(this.logDir, `${name}.log`), { flags: 'a' });

@@ -25,7 +25,11 @@ export function alive(pid: number): boolean {
   }
 }
 
-const answers = (url: string) => fetch(url, { signal: AbortSignal.timeout(5000) }).then((reply) => reply.ok, () => false);
+const answers = (url: string) =>
+  fetch(url, { signal: AbortSignal.timeout(5000) }).then(
+    (reply) => reply.ok,
+    () => false,
+  );
 
 function acceptsTcp(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -38,7 +38,18 @@ export interface Topology {
 
 /** One process of the topology. Redis and Postgres roles (master or replica, leader or replica) change with failovers: `topology status` asks them. */
 export interface TopologyProcess {
-  role: 'api' | 'worker' | 'balancer' | 'redis' | 'postgres' | 'patroni' | 'etcd' | 'postgres balancer' | 'prometheus' | 'redis exporter' | 'postgres exporter';
+  role:
+    | 'api'
+    | 'worker'
+    | 'balancer'
+    | 'redis'
+    | 'postgres'
+    | 'patroni'
+    | 'etcd'
+    | 'postgres balancer'
+    | 'prometheus'
+    | 'redis exporter'
+    | 'postgres exporter';
   name: string;
   pid: number;
   /** Where it listens (a worker listens nowhere; the Postgres balancer's is its write port). */
@@ -101,7 +112,10 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
       ...options.env,
     };
     const apiPorts: [number, number] = [await freePort(), await freePort()];
-    const apis = apiPorts.map((port, i) => new ServiceProcess('api', { ...serviceEnv, PORT: String(port) }, join(options.logDir, `api-${i + 1}.log`), options.keepOutput)) as [ServiceProcess, ServiceProcess];
+    const apis = apiPorts.map(
+      (port, i) =>
+        new ServiceProcess('api', { ...serviceEnv, PORT: String(port) }, join(options.logDir, `api-${i + 1}.log`), options.keepOutput),
+    ) as [ServiceProcess, ServiceProcess];
     services.push(...apis);
     // The first API migrates (creating the database on the primary); the rest start once it is there.
     const [first, second] = apis;
@@ -109,14 +123,28 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
     await until('the first API answering /readyz', () => answersReady(`http://127.0.0.1:${apiPorts[0]}`));
     second.start();
     const workerMetricsPorts = [await freePort(), await freePort()];
-    const workers = workerMetricsPorts.map((metricsPort, i) => new ServiceProcess('worker', { ...serviceEnv, PORT: '0', METRICS_PORT: String(metricsPort) }, join(options.logDir, `worker-${i + 1}.log`), options.keepOutput)) as [ServiceProcess, ServiceProcess];
+    const workers = workerMetricsPorts.map(
+      (metricsPort, i) =>
+        new ServiceProcess(
+          'worker',
+          { ...serviceEnv, PORT: '0', METRICS_PORT: String(metricsPort) },
+          join(options.logDir, `worker-${i + 1}.log`),
+          options.keepOutput,
+        ),
+    ) as [ServiceProcess, ServiceProcess];
     services.push(...workers);
     for (const worker of workers) worker.start();
     await until('the second API answering /readyz', () => answersReady(`http://127.0.0.1:${apiPorts[1]}`));
     await until('both workers starting', () => workers.every((worker) => worker.started));
     balancer = await Balancer.start(apiPorts);
     await until('the balancer answering /readyz', () => answersReady((balancer as Balancer).url));
-    const monitored = { apis: apiPorts, workers: workerMetricsPorts, redis: cluster.nodes.map((node) => node.port), postgres: postgres.members, haproxy: balancer.metricsPort };
+    const monitored = {
+      apis: apiPorts,
+      workers: workerMetricsPorts,
+      redis: cluster.nodes.map((node) => node.port),
+      postgres: postgres.members,
+      haproxy: balancer.metricsPort,
+    };
     monitoring = await Monitoring.start(monitored, serviceEnv.OPERATOR_TOKEN as string, options.logDir);
     const started = { cluster, postgres, balancer, monitoring };
     return {
@@ -133,16 +161,29 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
         REDIS_PREFIX: serviceEnv.REDIS_PREFIX as string,
         PROMETHEUS_URL: monitoring.url,
       },
-      pids: () => [...started.cluster.pids(), ...started.postgres.pids(), ...[started.balancer.pid, ...services.map((s) => s.pid)].filter((pid): pid is number => pid !== undefined), ...started.monitoring.pids()],
+      pids: () => [
+        ...started.cluster.pids(),
+        ...started.postgres.pids(),
+        ...[started.balancer.pid, ...services.map((s) => s.pid)].filter((pid): pid is number => pid !== undefined),
+        ...started.monitoring.pids(),
+      ],
       processes: () => {
-        const own = (role: TopologyProcess['role'], name: string, pid: number | undefined, port: number | null) => (pid === undefined ? [] : [{ role, name, pid, port }]);
+        const own = (role: TopologyProcess['role'], name: string, pid: number | undefined, port: number | null) =>
+          pid === undefined ? [] : [{ role, name, pid, port }];
         return [
           ...own('balancer', 'haproxy', started.balancer.pid, started.balancer.port),
           ...apis.flatMap((api, i) => own('api', `api-${i + 1}`, api.pid, apiPorts[i] as number)),
           ...workers.flatMap((worker, i) => own('worker', `worker-${i + 1}`, worker.pid, null)),
           ...started.cluster.nodes.flatMap((node) => own('redis', `redis-${node.port}`, node.pid, node.port)),
           ...started.monitoring.processes(),
-          ...started.postgres.processes().flatMap((p) => own(p.role as TopologyProcess['role'], p.name, p.pid, p.port).map((entry) => ({ ...entry, ...(p.pidFile ? { pidFile: p.pidFile } : {}) }))),
+          ...started.postgres
+            .processes()
+            .flatMap((p) =>
+              own(p.role as TopologyProcess['role'], p.name, p.pid, p.port).map((entry) => ({
+                ...entry,
+                ...(p.pidFile ? { pidFile: p.pidFile } : {}),
+              })),
+            ),
         ];
       },
       folders: () => [...started.cluster.folders(), started.postgres.dir, started.monitoring.dir],
