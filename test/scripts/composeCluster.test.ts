@@ -33,7 +33,9 @@ describe('compose.cluster.yaml', () => {
   });
 
   it('mounts only files of the repository that exist, named volumes it declares and secrets it defines', () => {
-    const mounts = Object.values(compose.services).flatMap((service) => (service.volumes ?? []).map((volume) => volume.split(':')[0] as string));
+    const mounts = Object.values(compose.services).flatMap((service) =>
+      (service.volumes ?? []).map((volume) => volume.split(':')[0] as string),
+    );
     expect(mounts.filter((source) => source.startsWith('./') && !existsSync(source))).toEqual([]);
     expect(mounts.filter((source) => !source.startsWith('./') && !(source in (compose.volumes ?? {})))).toEqual([]);
     const secrets = Object.values(compose.services).flatMap((service) => (service.secrets ?? []).map((secret) => secret.source));

@@ -19,7 +19,10 @@ const run = promisify(execFile);
 const shared = process.env.AGORA_TOPOLOGY_DIR;
 const dir = shared ?? mkdtempSync(join(tmpdir(), 'agora-topology-test-'));
 const topology = (...args: string[]) =>
-  run(process.execPath, ['--import', './scripts/require-node-24.mjs', 'scripts/topology.ts', ...args], { env: { ...process.env, TOPOLOGY_DIR: dir }, timeout: 300_000 });
+  run(process.execPath, ['--import', './scripts/require-node-24.mjs', 'scripts/topology.ts', ...args], {
+    env: { ...process.env, TOPOLOGY_DIR: dir },
+    timeout: 300_000,
+  });
 
 interface State {
   keeper: number;
@@ -62,14 +65,30 @@ describe('npm run topology', () => {
       prometheus: count('prometheus'),
       redisExporter: count('redis exporter'),
       postgresExporters: count('postgres exporter'),
-    }).toEqual({ api: 2, worker: 2, balancer: 1, redisMasters: 3, redisReplicas: 3, etcd: 3, patroni: 3, postgresLeaders: 1, postgresReplicas: 2, postgresBalancer: 1, prometheus: 1, redisExporter: 1, postgresExporters: 3 });
+    }).toEqual({
+      api: 2,
+      worker: 2,
+      balancer: 1,
+      redisMasters: 3,
+      redisReplicas: 3,
+      etcd: 3,
+      patroni: 3,
+      postgresLeaders: 1,
+      postgresReplicas: 2,
+      postgresBalancer: 1,
+      prometheus: 1,
+      redisExporter: 1,
+      postgresExporters: 3,
+    });
     expect(processes.filter((p) => p.health !== 'ok')).toEqual([]);
     expect(processes.map((p) => p.pid).sort()).toEqual([...state.pids].sort());
     expect(processes.filter((p) => p.role !== 'worker').every((p) => typeof p.port === 'number' && p.port > 0)).toBe(true);
   }, 120_000);
 
   it('has Prometheus scraping every target of every job of config/prometheus/prometheus.yml, each up', async () => {
-    const jobs = (parse(readFileSync('config/prometheus/prometheus.yml', 'utf8')) as { scrape_configs: { job_name: string }[] }).scrape_configs.map((job) => job.job_name);
+    const jobs = (
+      parse(readFileSync('config/prometheus/prometheus.yml', 'utf8')) as { scrape_configs: { job_name: string }[] }
+    ).scrape_configs.map((job) => job.job_name);
     const expected = { 'agora-api': 2, 'agora-worker': 2, redis: 6, postgres: 3, haproxy: 1, patroni: 3 };
     expect(jobs.sort()).toEqual(Object.keys(expected).sort());
     // The first scrape of a target comes within one interval (1 s) of Prometheus loading it; a loaded machine may take longer.
