@@ -13,7 +13,10 @@
  * member, an API instance, a worker (killed), a worker (frozen 10 s), the
  * Redis master holding the queues, the Postgres leader in a planned
  * switchover, and the whole Postgres leader node; each fault has a bound on
- * the longest time a project may go without an acknowledged write.
+ * the longest time a project may go without an acknowledged write. The
+ * topology's Prometheus is asked which alerts each fault raised
+ * (scripts/chaos/alerts.ts): none may fire before the first fault, and a
+ * fault's paging rule must at least go pending.
  *
  * `npm run chaos -- --outages`: one machine again; Postgres is stopped for
  * 30 s, then Redis for 30 s, under the same load: no job may fail of it, and
@@ -81,7 +84,15 @@ async function single(faultsOf: (machine: OneMachine) => Fault[], length: number
   await redis.start();
   const postgres = await chaosPostgres(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/forum');
   const port = await freePort();
-  const env = { ...serviceEnv, DATABASE_URL: postgres.url, REDIS_URL: redis.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', METRICS_PORT: '0' };
+  const env = {
+    ...serviceEnv,
+    DATABASE_URL: postgres.url,
+    REDIS_URL: redis.url,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    METRICS_PORT: '0',
+  };
   const api = new ServiceProcess('api', env, join(logDir, 'api.log'));
   const workers = [1, 2].map((n) => new ServiceProcess('worker', env, join(logDir, `worker-${n}.log`))) as [ServiceProcess, ServiceProcess];
   const everyone = [api, ...workers];
@@ -148,16 +159,46 @@ async function topology(): Promise<number> {
       seconds: length,
       clients,
       processes: [...t.apis, ...t.workers],
-      redis: { redisUrl: '', redisClusterNodes: t.cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })), redisPrefix: serviceEnv.REDIS_PREFIX },
+      redis: {
+        redisUrl: '',
+        redisClusterNodes: t.cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })),
+        redisPrefix: serviceEnv.REDIS_PREFIX,
+      },
+      prometheusUrl: t.monitoring.url,
+      // `pages`: the alerts of config/prometheus/alerts.yml an operator should get (docs/operations.md); etcd is not scraped.
       faults: [
-        { at: at(8), name: 'kill -9 one etcd member (rejoins after 5 s)', maxGapMs: 0, inject: () => t.postgres.bounceEtcd(t.postgres.etcd[0] as (typeof t.postgres.etcd)[number], 5000) },
-        { at: at(16), name: 'kill -9 API 1 behind the balancer (back after 1 s)', maxGapMs: 1000, inject: restartAfter(t.apis[0], 1000) },
-        { at: at(24), name: 'kill -9 worker 1 (back after 1 s)', maxGapMs: 2000, inject: restartAfter(t.workers[0], 1000) },
-        { at: at(32), name: 'freeze worker 2 for 10 s (SIGSTOP, then SIGCONT)', maxGapMs: 5000, inject: () => t.workers[1].freeze(10_000) },
+        {
+          at: at(8),
+          name: 'kill -9 one etcd member (rejoins after 5 s)',
+          maxGapMs: 0,
+          inject: () => t.postgres.bounceEtcd(t.postgres.etcd[0] as (typeof t.postgres.etcd)[number], 5000),
+        },
+        {
+          at: at(16),
+          name: 'kill -9 API 1 behind the balancer (back after 1 s)',
+          maxGapMs: 1000,
+          pages: ['AgoraProcessDown'],
+          inject: restartAfter(t.apis[0], 1000),
+        },
+        {
+          at: at(24),
+          name: 'kill -9 worker 1 (back after 1 s)',
+          maxGapMs: 2000,
+          pages: ['AgoraProcessDown'],
+          inject: restartAfter(t.workers[0], 1000),
+        },
+        {
+          at: at(32),
+          name: 'freeze worker 2 for 10 s (SIGSTOP, then SIGCONT)',
+          maxGapMs: 5000,
+          pages: ['AgoraProcessDown'],
+          inject: () => t.workers[1].freeze(10_000),
+        },
         {
           at: at(48),
           name: `kill -9 the Redis master holding {${serviceEnv.REDIS_PREFIX}} (:${queueMaster.port}; it rejoins as a replica)`,
           maxGapMs: 5000,
+          pages: ['AgoraRedisDown'],
           inject: async () => {
             await t.cluster.failOver(queueMaster);
             await queueMaster.start();
@@ -167,6 +208,7 @@ async function topology(): Promise<number> {
           at: at(60),
           name: 'planned switchover to the synchronous standby (patronictl switchover)',
           maxGapMs: 3000,
+          pages: ['AgoraPostgresLeaderChanged'],
           inject: async () => {
             await t.postgres.switchover();
             await t.postgres.untilComplete();
@@ -176,6 +218,7 @@ async function topology(): Promise<number> {
           at: at(75),
           name: 'kill -9 the Postgres leader node (its Patroni and Postgres; not restarted)',
           maxGapMs: 25_000,
+          pages: ['AgoraPostgresDown', 'AgoraPostgresLeaderChanged'],
           inject: async () => t.postgres.killNode(await t.postgres.leader()),
         },
       ],
@@ -197,7 +240,11 @@ const watchdog = setTimeout(
   },
   (Math.max(seconds, TOPOLOGY_SECONDS, OUTAGES_SECONDS) + 240) * 1000,
 ).unref();
-const chosen = process.argv.includes('--topology') ? topology() : process.argv.includes('--outages') ? single(outages, Math.max(seconds, OUTAGES_SECONDS)) : single(restarts, seconds);
+const chosen = process.argv.includes('--topology')
+  ? topology()
+  : process.argv.includes('--outages')
+    ? single(outages, Math.max(seconds, OUTAGES_SECONDS))
+    : single(restarts, seconds);
 chosen.then(
   (code) => {
     clearTimeout(watchdog);

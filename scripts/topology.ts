@@ -2,7 +2,8 @@
  * `npm run topology -- up | down | status [--json]`: the whole topology of
  * scripts/topology/topology.ts on this machine, without Docker (Redis
  * Cluster 3+3, Postgres under Patroni with 3 etcd members and its own
- * HAProxy, HAProxy in front of 2 APIs, 2 workers). `up` starts a detached keeper process that holds it, waits
+ * HAProxy, HAProxy in front of 2 APIs, 2 workers, Prometheus with its
+ * exporters watching them: scripts/topology/monitoring.ts). `up` starts a detached keeper process that holds it, waits
  * until it serves, prints the base URL and the env a client uses, and
  * returns; the topology outlives it. `down` stops the keeper (which stops
  * everything cleanly), then SIGTERMs and SIGKILLs whatever of the recorded
@@ -51,13 +52,19 @@ function describe(state: State): string {
 async function up(): Promise<number> {
   const existing = readState();
   if (existing && alive(existing.keeper)) {
-    console.log(`topology: already up (keeper pid ${existing.keeper}); \`npm run topology -- down\` first\n${existing.baseUrl ? describe(existing) : ''}`);
+    console.log(
+      `topology: already up (keeper pid ${existing.keeper}); \`npm run topology -- down\` first\n${existing.baseUrl ? describe(existing) : ''}`,
+    );
     return 1;
   }
   if (existing) await down();
   mkdirSync(dir, { recursive: true });
   const log = openSync(join(dir, 'keeper.log'), 'a');
-  const keeper = spawn(process.execPath, ['--import', './scripts/require-node-24.mjs', 'scripts/topology.ts', 'keep'], { detached: true, stdio: ['ignore', log, log], env: { ...process.env, TOPOLOGY_DIR: dir } });
+  const keeper = spawn(process.execPath, ['--import', './scripts/require-node-24.mjs', 'scripts/topology.ts', 'keep'], {
+    detached: true,
+    stdio: ['ignore', log, log],
+    env: { ...process.env, TOPOLOGY_DIR: dir },
+  });
   keeper.unref();
   writeFileSync(stateFile, JSON.stringify({ status: 'starting', keeper: keeper.pid as number } satisfies State, null, 2));
   const deadline = Date.now() + 240_000;
@@ -88,6 +95,7 @@ async function keep(): Promise<number> {
       redis: topology.cluster.nodes.map((node) => node.port),
       postgresPrimary: topology.postgres.ports.primary,
       postgresReplicas: topology.postgres.ports.replicas,
+      prometheus: topology.monitoring.prometheusPort,
     },
     pids: topology.pids(),
     processes: topology.processes(),
@@ -131,7 +139,9 @@ async function down(): Promise<number> {
   await stopPids(state.pids ?? [], 5_000);
   for (const folder of state.folders ?? []) rmSync(folder, { recursive: true, force: true });
   rmSync(stateFile, { force: true });
-  console.log(`topology: down (${(state.pids ?? []).length + 1} processes stopped, ${(state.folders ?? []).length} data folders removed; logs kept in ${dir})`);
+  console.log(
+    `topology: down (${(state.pids ?? []).length + 1} processes stopped, ${(state.folders ?? []).length} data folders removed; logs kept in ${dir})`,
+  );
   return 0;
 }
 
@@ -144,10 +154,18 @@ async function status(): Promise<number> {
   }
   const processes = await processStatus(state.processes ?? []);
   if (json) {
-    console.log(JSON.stringify({ status: state.status, keeper: state.keeper, baseUrl: state.baseUrl, processes }, null, 2));
+    console.log(
+      JSON.stringify(
+        { status: state.status, keeper: state.keeper, baseUrl: state.baseUrl, prometheusUrl: state.env?.PROMETHEUS_URL, processes },
+        null,
+        2,
+      ),
+    );
     return 0;
   }
-  const table = processes.map((p) => `  ${p.role.padEnd(18)} ${p.name.padEnd(18)} pid ${String(p.pid).padEnd(8)} port ${String(p.port ?? '-').padEnd(6)} ${p.health}`);
+  const table = processes.map(
+    (p) => `  ${p.role.padEnd(18)} ${p.name.padEnd(18)} pid ${String(p.pid).padEnd(8)} port ${String(p.port ?? '-').padEnd(6)} ${p.health}`,
+  );
   console.log([`topology: ${state.status}`, ...(state.baseUrl ? [describe(state)] : []), 'processes:', ...table].join('\n'));
   return 0;
 }

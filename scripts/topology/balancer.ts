@@ -5,11 +5,14 @@ import { freePort } from '../chaos/services.ts';
 /** HAProxy with the project's own config/haproxy.cfg, in front of two API instances, on a free port. */
 export class Balancer {
   readonly port: number;
+  /** Its Prometheus exporter (the `metrics` frontend of config/haproxy.cfg). */
+  readonly metricsPort: number;
   private readonly child: ChildProcess;
 
-  private constructor(child: ChildProcess, port: number) {
+  private constructor(child: ChildProcess, port: number, metricsPort: number) {
     this.child = child;
     this.port = port;
+    this.metricsPort = metricsPort;
   }
 
   get url(): string {
@@ -23,14 +26,21 @@ export class Balancer {
   /** Ready once an instance behind it answers /healthz through it. */
   static async start(apiPorts: [number, number]): Promise<Balancer> {
     const port = await freePort();
-    const env = { ...process.env, AGORA_LISTEN: `127.0.0.1:${port}`, AGORA_API_1: `127.0.0.1:${apiPorts[0]}`, AGORA_API_2: `127.0.0.1:${apiPorts[1]}` };
+    const metricsPort = await freePort();
+    const env = {
+      ...process.env,
+      AGORA_LISTEN: `127.0.0.1:${port}`,
+      AGORA_METRICS_LISTEN: `127.0.0.1:${metricsPort}`,
+      AGORA_API_1: `127.0.0.1:${apiPorts[0]}`,
+      AGORA_API_2: `127.0.0.1:${apiPorts[1]}`,
+    };
     const child = spawn('haproxy', ['-db', '-f', 'config/haproxy.cfg'], { env, stdio: 'ignore' });
     // Unhandled, a failed spawn (no haproxy installed) would end the keeper before it stops what it started.
     let spawnError: Error | null = null;
     child.once('error', (error) => {
       spawnError = error;
     });
-    const balancer = new Balancer(child, port);
+    const balancer = new Balancer(child, port, metricsPort);
     for (let i = 0; i < 100; i++) {
       if (spawnError) throw new Error(`HAProxy did not start: ${(spawnError as Error).message}`);
       if ((await fetch(`${balancer.url}/healthz`).catch(() => null))?.status === 200) return balancer;

@@ -25,7 +25,11 @@ export function alive(pid: number): boolean {
   }
 }
 
-const answers = (url: string) => fetch(url, { signal: AbortSignal.timeout(5000) }).then((reply) => reply.ok, () => false);
+const answers = (url: string) =>
+  fetch(url, { signal: AbortSignal.timeout(5000) }).then(
+    (reply) => reply.ok,
+    () => false,
+  );
 
 function acceptsTcp(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -93,6 +97,12 @@ export async function processStatus(recorded: TopologyProcess[]): Promise<Proces
         case 'patroni':
         case 'etcd':
           return { ...base, role: p.role, health: verdict(await answers(`http://127.0.0.1:${port}/health`)) };
+        case 'prometheus':
+          return { ...base, role: p.role, health: verdict(await answers(`http://127.0.0.1:${port}/-/ready`)) };
+        case 'redis exporter':
+          return { ...base, role: p.role, health: verdict(await answers(`http://127.0.0.1:${port}/health`)) };
+        case 'postgres exporter':
+          return { ...base, role: p.role, health: verdict(await answers(`http://127.0.0.1:${port}/metrics`)) };
         case 'postgres balancer':
           return { ...base, role: p.role, health: verdict(await acceptsTcp(port)) };
         default:

@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { ServiceProcess } from '../chaos/processes.ts';
 import { freePort } from '../chaos/services.ts';
 import { Balancer } from './balancer.ts';
+import { Monitoring } from './monitoring.ts';
 import { PatroniCluster } from './patroniCluster.ts';
 import { RedisCluster } from './redisCluster.ts';
 
@@ -17,6 +19,8 @@ export interface Topology {
   cluster: RedisCluster;
   postgres: PatroniCluster;
   balancer: Balancer;
+  /** Prometheus (alerts.yml's rules) scraping every process, with its exporters. */
+  monitoring: Monitoring;
   apis: [ServiceProcess, ServiceProcess];
   workers: [ServiceProcess, ServiceProcess];
   /** The balancer's URL: where clients go. */
@@ -34,7 +38,18 @@ export interface Topology {
 
 /** One process of the topology. Redis and Postgres roles (master or replica, leader or replica) change with failovers: `topology status` asks them. */
 export interface TopologyProcess {
-  role: 'api' | 'worker' | 'balancer' | 'redis' | 'postgres' | 'patroni' | 'etcd' | 'postgres balancer';
+  role:
+    | 'api'
+    | 'worker'
+    | 'balancer'
+    | 'redis'
+    | 'postgres'
+    | 'patroni'
+    | 'etcd'
+    | 'postgres balancer'
+    | 'prometheus'
+    | 'redis exporter'
+    | 'postgres exporter';
   name: string;
   pid: number;
   /** Where it listens (a worker listens nowhere; the Postgres balancer's is its write port). */
@@ -71,8 +86,10 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
   let cluster: RedisCluster | undefined;
   let postgres: PatroniCluster | undefined;
   let balancer: Balancer | undefined;
+  let monitoring: Monitoring | undefined;
   const services: ServiceProcess[] = [];
   const stop = async () => {
+    await monitoring?.stop();
     await balancer?.stop();
     await Promise.all(services.map((service) => service.stop()));
     await postgres?.stop();
@@ -87,27 +104,49 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
       REDIS_CLUSTER_NODES: cluster.seeds,
       REDIS_PREFIX: 'agora',
       HOST: '127.0.0.1',
-      // Four processes on one machine: no fixed metrics port to fight over.
+      // Four processes on one machine: no fixed metrics port to fight over (the workers get theirs below).
       METRICS_PORT: '0',
       LOG_LEVEL: 'info',
+      // Opens /metrics to the topology's Prometheus, which reads it from a 0600 file.
+      OPERATOR_TOKEN: randomBytes(24).toString('hex'),
       ...options.env,
     };
     const apiPorts: [number, number] = [await freePort(), await freePort()];
-    const apis = apiPorts.map((port, i) => new ServiceProcess('api', { ...serviceEnv, PORT: String(port) }, join(options.logDir, `api-${i + 1}.log`), options.keepOutput)) as [ServiceProcess, ServiceProcess];
+    const apis = apiPorts.map(
+      (port, i) =>
+        new ServiceProcess('api', { ...serviceEnv, PORT: String(port) }, join(options.logDir, `api-${i + 1}.log`), options.keepOutput),
+    ) as [ServiceProcess, ServiceProcess];
     services.push(...apis);
     // The first API migrates (creating the database on the primary); the rest start once it is there.
     const [first, second] = apis;
     first.start();
     await until('the first API answering /readyz', () => answersReady(`http://127.0.0.1:${apiPorts[0]}`));
     second.start();
-    const workers = [1, 2].map((n) => new ServiceProcess('worker', { ...serviceEnv, PORT: '0' }, join(options.logDir, `worker-${n}.log`), options.keepOutput)) as [ServiceProcess, ServiceProcess];
+    const workerMetricsPorts = [await freePort(), await freePort()];
+    const workers = workerMetricsPorts.map(
+      (metricsPort, i) =>
+        new ServiceProcess(
+          'worker',
+          { ...serviceEnv, PORT: '0', METRICS_PORT: String(metricsPort) },
+          join(options.logDir, `worker-${i + 1}.log`),
+          options.keepOutput,
+        ),
+    ) as [ServiceProcess, ServiceProcess];
     services.push(...workers);
     for (const worker of workers) worker.start();
     await until('the second API answering /readyz', () => answersReady(`http://127.0.0.1:${apiPorts[1]}`));
     await until('both workers starting', () => workers.every((worker) => worker.started));
     balancer = await Balancer.start(apiPorts);
     await until('the balancer answering /readyz', () => answersReady((balancer as Balancer).url));
-    const started = { cluster, postgres, balancer };
+    const monitored = {
+      apis: apiPorts,
+      workers: workerMetricsPorts,
+      redis: cluster.nodes.map((node) => node.port),
+      postgres: postgres.members,
+      haproxy: balancer.metricsPort,
+    };
+    monitoring = await Monitoring.start(monitored, serviceEnv.OPERATOR_TOKEN as string, options.logDir);
+    const started = { cluster, postgres, balancer, monitoring };
     return {
       ...started,
       apis,
@@ -120,19 +159,34 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
         DATABASE_REPLICA_URLS: serviceEnv.DATABASE_REPLICA_URLS as string,
         REDIS_CLUSTER_NODES: cluster.seeds,
         REDIS_PREFIX: serviceEnv.REDIS_PREFIX as string,
+        PROMETHEUS_URL: monitoring.url,
       },
-      pids: () => [...started.cluster.pids(), ...started.postgres.pids(), ...[started.balancer.pid, ...services.map((s) => s.pid)].filter((pid): pid is number => pid !== undefined)],
+      pids: () => [
+        ...started.cluster.pids(),
+        ...started.postgres.pids(),
+        ...[started.balancer.pid, ...services.map((s) => s.pid)].filter((pid): pid is number => pid !== undefined),
+        ...started.monitoring.pids(),
+      ],
       processes: () => {
-        const own = (role: TopologyProcess['role'], name: string, pid: number | undefined, port: number | null) => (pid === undefined ? [] : [{ role, name, pid, port }]);
+        const own = (role: TopologyProcess['role'], name: string, pid: number | undefined, port: number | null) =>
+          pid === undefined ? [] : [{ role, name, pid, port }];
         return [
           ...own('balancer', 'haproxy', started.balancer.pid, started.balancer.port),
           ...apis.flatMap((api, i) => own('api', `api-${i + 1}`, api.pid, apiPorts[i] as number)),
           ...workers.flatMap((worker, i) => own('worker', `worker-${i + 1}`, worker.pid, null)),
           ...started.cluster.nodes.flatMap((node) => own('redis', `redis-${node.port}`, node.pid, node.port)),
-          ...started.postgres.processes().flatMap((p) => own(p.role as TopologyProcess['role'], p.name, p.pid, p.port).map((entry) => ({ ...entry, ...(p.pidFile ? { pidFile: p.pidFile } : {}) }))),
+          ...started.monitoring.processes(),
+          ...started.postgres
+            .processes()
+            .flatMap((p) =>
+              own(p.role as TopologyProcess['role'], p.name, p.pid, p.port).map((entry) => ({
+                ...entry,
+                ...(p.pidFile ? { pidFile: p.pidFile } : {}),
+              })),
+            ),
         ];
       },
-      folders: () => [...started.cluster.folders(), started.postgres.dir],
+      folders: () => [...started.cluster.folders(), started.postgres.dir, started.monitoring.dir],
       stop,
     };
   } catch (error) {

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProcessStatus } from '../../scripts/topology/status.ts';
 import { Client, createProject, registerAgent } from '../support/client.ts';
@@ -18,11 +19,15 @@ const run = promisify(execFile);
 const shared = process.env.AGORA_TOPOLOGY_DIR;
 const dir = shared ?? mkdtempSync(join(tmpdir(), 'agora-topology-test-'));
 const topology = (...args: string[]) =>
-  run(process.execPath, ['--import', './scripts/require-node-24.mjs', 'scripts/topology.ts', ...args], { env: { ...process.env, TOPOLOGY_DIR: dir }, timeout: 300_000 });
+  run(process.execPath, ['--import', './scripts/require-node-24.mjs', 'scripts/topology.ts', ...args], {
+    env: { ...process.env, TOPOLOGY_DIR: dir },
+    timeout: 300_000,
+  });
 
 interface State {
   keeper: number;
   baseUrl: string;
+  env: Record<string, string>;
   pids: number[];
   folders: string[];
 }
@@ -57,10 +62,46 @@ describe('npm run topology', () => {
       postgresLeaders: count('postgres leader'),
       postgresReplicas: count('postgres replica'),
       postgresBalancer: count('postgres balancer'),
-    }).toEqual({ api: 2, worker: 2, balancer: 1, redisMasters: 3, redisReplicas: 3, etcd: 3, patroni: 3, postgresLeaders: 1, postgresReplicas: 2, postgresBalancer: 1 });
+      prometheus: count('prometheus'),
+      redisExporter: count('redis exporter'),
+      postgresExporters: count('postgres exporter'),
+    }).toEqual({
+      api: 2,
+      worker: 2,
+      balancer: 1,
+      redisMasters: 3,
+      redisReplicas: 3,
+      etcd: 3,
+      patroni: 3,
+      postgresLeaders: 1,
+      postgresReplicas: 2,
+      postgresBalancer: 1,
+      prometheus: 1,
+      redisExporter: 1,
+      postgresExporters: 3,
+    });
     expect(processes.filter((p) => p.health !== 'ok')).toEqual([]);
     expect(processes.map((p) => p.pid).sort()).toEqual([...state.pids].sort());
     expect(processes.filter((p) => p.role !== 'worker').every((p) => typeof p.port === 'number' && p.port > 0)).toBe(true);
+  }, 120_000);
+
+  it('has Prometheus scraping every target of every job of config/prometheus/prometheus.yml, each up', async () => {
+    const jobs = (
+      parse(readFileSync('config/prometheus/prometheus.yml', 'utf8')) as { scrape_configs: { job_name: string }[] }
+    ).scrape_configs.map((job) => job.job_name);
+    const expected = { 'agora-api': 2, 'agora-worker': 2, redis: 6, postgres: 3, haproxy: 1, patroni: 3 };
+    expect(jobs.sort()).toEqual(Object.keys(expected).sort());
+    // The first scrape of a target comes within one interval (1 s) of Prometheus loading it; a loaded machine may take longer.
+    let upByJob: Record<string, number> = {};
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      const reply = await fetch(`${state.env.PROMETHEUS_URL}/api/v1/query?${new URLSearchParams({ query: 'up == 1' })}`);
+      const { data } = (await reply.json()) as { data: { result: { metric: { job: string } }[] } };
+      upByJob = Object.fromEntries(jobs.map((job) => [job, data.result.filter((series) => series.metric.job === job).length]));
+      if (jobs.every((job) => upByJob[job] === expected[job as keyof typeof expected])) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(upByJob).toEqual(expected);
   }, 120_000);
 
   it('refuses a second up while one runs', async () => {
