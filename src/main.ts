@@ -1,6 +1,7 @@
 import { loadSettings, SettingsError } from '../config/settings.ts';
-import { startApp, type Role } from './app.ts';
+import type { Role } from './app.ts';
 import { SETTINGS_EXIT_CODE } from './supervisor.ts';
+import { tracingRequested } from './tracing/switch.ts';
 
 /**
  * `node src/main.ts [api|worker|all]`: one role (or both) in this process.
@@ -14,6 +15,10 @@ if (roles.length === 0) {
   process.exit(2);
 }
 
+// Before the app's modules load, so the instrumentations patch hapi, ioredis and pg as they are imported; with tracing off the SDK is never loaded.
+const tracing = tracingRequested(process.env) ? (await import('./tracing/sdk.ts')).startTracing() : null;
+const { startApp } = await import('./app.ts');
+
 try {
   const settings = loadSettings();
   const app = await startApp(settings, roles);
@@ -24,6 +29,7 @@ try {
     stopping = true;
     app.logger.info({ signal }, 'draining');
     await app.stop();
+    await tracing?.shutdown();
     process.exit(0);
   };
   process.on('SIGTERM', () => void drain('SIGTERM'));

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Runtime } from '../src/context.ts';
 import { failpoint } from '../src/failpoints.ts';
@@ -12,6 +13,7 @@ import { settleWithin } from '../src/settle.ts';
 import { afterCommitPipeline } from '../src/store/afterCommit.ts';
 import type { Stores } from '../src/store/stores.ts';
 import { PUBLISH_BATCH, type Publication } from '../src/ledger/publisher.ts';
+import { linkCommandTraces, queueTelemetry } from '../src/tracing/queueTracing.ts';
 import { executeBatch, type Execution } from './executeBatch.ts';
 import { startLedgerPublisher, type LedgerPublisherLoop } from './ledgerPublisher.ts';
 
@@ -68,6 +70,9 @@ export class CommandWorkers {
       lockDuration: settings.workerLockMs,
       stalledInterval: Math.max(250, Math.floor(settings.workerLockMs / 2)),
       maxStalledCount: 5,
+      // Named so the operators' projects page (queue.getWorkers()) shows which process serves a partition.
+      name: `${hostname()}:${process.pid}`,
+      telemetry: queueTelemetry(),
     });
     // A lost connection is logged once per outage by DependencyHealth (every connection to Redis fails together).
     worker.on('error', (error) => {
@@ -80,6 +85,7 @@ export class CommandWorkers {
   private async processBatch(job: Job<CommandBatch>): Promise<{ applied: number }> {
     const { orm, settings, metrics, logger } = this.runtime;
     const stopTimer = metrics.batchDuration.startTimer();
+    linkCommandTraces(job.data);
     metrics.batchSize.observe(job.data.commands.length);
     const mark = await this.stores.ledgerMarks.markDirtyNow();
     const { executions, publication, failures } = await executeBatch(orm.em, settings, job.data.commands, (mode, commands, cause) =>
