@@ -94,13 +94,15 @@ function requestIdsOf(traces: CommandTrace[]): string[] {
  */
 export function enqueueTraced<T>(traces: CommandTrace[], add: () => Promise<T>): Promise<T> {
   const attributes = { 'agora.batch.size': traces.length, 'agora.request_ids': requestIdsOf(traces) };
-  return trace.getTracer('agora').startActiveSpan('enqueue batch', { links: linksTo(traces), attributes }, contextOf(traces[0] ?? {}), async (span) => {
-    try {
-      return await add();
-    } finally {
-      span.end();
-    }
-  });
+  return trace
+    .getTracer('agora')
+    .startActiveSpan('enqueue batch', { links: linksTo(traces), attributes }, contextOf(traces[0] ?? {}), async (span) => {
+      try {
+        return await add();
+      } finally {
+        span.end();
+      }
+    });
 }
 
 /**

@@ -19,12 +19,16 @@ const spans = () => exporter.getFinishedSpans();
 const isProcessSpan = (span: ReadableSpan) => span.name.startsWith('process commands-');
 const requestIdsOf = (span: ReadableSpan) => (span.attributes['agora.request_ids'] as string[] | undefined) ?? [];
 const serverSpanOf = (requestId: string) =>
-  spans().find((span) => span.kind === SpanKind.SERVER && span.attributes['agora.request_id'] === requestId && span.instrumentationScope.name.includes('http'));
+  spans().find(
+    (span) =>
+      span.kind === SpanKind.SERVER && span.attributes['agora.request_id'] === requestId && span.instrumentationScope.name.includes('http'),
+  );
 
 function ancestors(span: ReadableSpan): ReadableSpan[] {
   const byId = new Map(spans().map((s) => [s.spanContext().spanId, s]));
   const chain: ReadableSpan[] = [];
-  for (let parent = byId.get(span.parentSpanContext?.spanId ?? ''); parent; parent = byId.get(parent.parentSpanContext?.spanId ?? '')) chain.push(parent);
+  for (let parent = byId.get(span.parentSpanContext?.spanId ?? ''); parent; parent = byId.get(parent.parentSpanContext?.spanId ?? ''))
+    chain.push(parent);
   return chain;
 }
 
@@ -58,7 +62,11 @@ afterAll(async () => {
 });
 
 const post = (requestId: string) =>
-  api.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: unique('body ') }, { token, headers: { 'x-request-id': requestId } });
+  api.client.post(
+    '/api/forum/posts',
+    { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: unique('body ') },
+    { token, headers: { 'x-request-id': requestId } },
+  );
 
 const processSpanFor = (requestId: string) => spans().find((span) => isProcessSpan(span) && requestIdsOf(span).includes(requestId));
 
@@ -68,7 +76,11 @@ describe('traces across the queue', () => {
     const reply = await post(requestId);
     expect(reply.status).toBe(200);
     expect(reply.headers.get('x-request-id')).toBe(requestId);
-    await until(() => processSpanFor(requestId) !== undefined && serverSpanOf(requestId) !== undefined, 30_000, 'the request and batch spans');
+    await until(
+      () => processSpanFor(requestId) !== undefined && serverSpanOf(requestId) !== undefined,
+      30_000,
+      'the request and batch spans',
+    );
 
     const server = serverSpanOf(requestId);
     const batch = processSpanFor(requestId);
@@ -80,7 +92,9 @@ describe('traces across the queue', () => {
     expect(batchAncestors).toEqual(expect.arrayContaining(['enqueue batch', server.name]));
     expect(batchAncestors.some((name) => name.startsWith('add commands-'))).toBe(true);
     // The batch's SQL: the post's insert, inside the worker's process span.
-    const sql = spans().filter((span) => span.spanContext().traceId === traceId && span.instrumentationScope.name.includes('pg') && ancestors(span).includes(batch));
+    const sql = spans().filter(
+      (span) => span.spanContext().traceId === traceId && span.instrumentationScope.name.includes('pg') && ancestors(span).includes(batch),
+    );
     expect(sql.map((span) => String(span.attributes['db.query.text'] ?? span.attributes['db.statement'] ?? ''))).toEqual(
       expect.arrayContaining([expect.stringMatching(/insert into "?post"?/i)]),
     );
@@ -90,7 +104,10 @@ describe('traces across the queue', () => {
     // Without workers the first post's batch waits in its queue; the posts sent behind it gather into one batch.
     await stopWorkers();
     exporter.reset();
-    const enqueued = () => spans().filter((span) => span.name === 'enqueue batch').flatMap(requestIdsOf);
+    const enqueued = () =>
+      spans()
+        .filter((span) => span.name === 'enqueue batch')
+        .flatMap(requestIdsOf);
     const first = unique('trace-first-');
     const replies = [post(first)];
     await until(() => enqueued().includes(first), 30_000, 'the first batch enqueued');
