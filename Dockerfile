@@ -11,4 +11,4 @@ COPY src ./src
 COPY workers ./workers
 EXPOSE 8080
 # Role: all (default), api or worker. Migrations run on start.
-CMD ["node", "src/main.ts", "all"]
+CMD ["node", "src/bin/main.ts", "all"]

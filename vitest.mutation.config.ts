@@ -2,8 +2,10 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * The tests `npm run mutation` (stryker.config.mjs) runs against each
- * mutant: the unit tests of the pure rule modules. They need no Postgres or
- * Redis, so there is no globalSetup; a test added here must not either.
+ * mutant: the unit tests of the pure rule modules, and of the stores around
+ * Redis. They need no Postgres; the retry-key store's run against the local
+ * Redis (test/support/mutationSetup.ts provides its URL) and start a Redis
+ * Cluster of their own for its cluster branch.
  */
 export default defineConfig({
   test: {
@@ -17,7 +19,9 @@ export default defineConfig({
       'test/store/idempotencyStore.test.ts',
       'test/store/admission.test.ts',
     ],
+    globalSetup: ['test/support/mutationSetup.ts'],
     testTimeout: 30_000,
+    hookTimeout: 120_000,
     pool: 'forks',
   },
 });

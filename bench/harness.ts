@@ -87,7 +87,7 @@ export async function startTarget(layout: 'single' | 'split', extraEnv: Record<s
   const roles = layout === 'single' ? ['all'] : [...Array.from({ length: workers }, () => 'worker'), 'api'];
   const children: ChildProcess[] = [];
   for (const role of roles) {
-    const child = spawn(process.execPath, [...profile, 'src/main.ts', role], { env, stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 'inherit' : 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [...profile, 'src/bin/main.ts', role], { env, stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 'inherit' : 'ignore', 'inherit'] });
     // A role that dies at start (port taken, bad settings) must stop the run, not leave it timing out.
     child.once('exit', (code) => {
       if (code !== 0 && code !== null) throw new Error(`the ${role} process exited with code ${code}`);
@@ -159,7 +159,7 @@ export interface BenchResult {
 }
 
 /** Cumulative Postgres counters of one database: commits, rows written, index and sequential scans. */
-export interface PgWork {
+interface PgWork {
   commits: number;
   inserted: number;
   updated: number;

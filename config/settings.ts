@@ -21,7 +21,7 @@ export interface Settings {
   partitions: number;
   /** How long an HTTP request waits for its command's result before answering 503. */
   commandTimeoutMs: number;
-  /** BullMQ job lock; a worker that dies mid-job loses its lock after this long and another worker takes the job. */
+  /** BullMQ job lock, renewed while the job runs; a worker that dies mid-job loses it after this long and another worker takes the job (workers/commandWorkers.ts). */
   workerLockMs: number;
   /** Largest request body accepted, in bytes. */
   maxBodyBytes: number;
@@ -69,8 +69,8 @@ export interface Settings {
  */
 export const MAX_PARTITIONS = 32;
 
-export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof logLevels)[number];
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+type LogLevel = (typeof logLevels)[number];
 
 const schema = Joi.object({
   PORT: Joi.number().integer().min(0).max(65535).default(8080),
@@ -91,7 +91,7 @@ const schema = Joi.object({
     .default('agora'),
   PARTITIONS: Joi.number().integer().min(1).max(MAX_PARTITIONS).default(2),
   COMMAND_TIMEOUT_MS: Joi.number().integer().min(100).default(10_000),
-  WORKER_LOCK_MS: Joi.number().integer().min(500).default(30_000),
+  WORKER_LOCK_MS: Joi.number().integer().min(500).default(1000),
   MAX_BODY_BYTES: Joi.number().integer().min(1024).default(65_536),
   LOG_LEVEL: Joi.string()
     .valid(...logLevels)

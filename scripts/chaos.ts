@@ -9,9 +9,15 @@
  *
  * `npm run chaos -- --topology`: the same load and checks through HAProxy
  * on the whole topology (scripts/topology/topology.ts: Redis Cluster 3+3,
- * Postgres primary + streaming replica, 2 APIs, 2 workers); the faults kill
- * the Redis master holding the queues, one API instance and a worker, stop
- * the replica and restart the primary.
+ * Postgres under Patroni, 2 APIs, 2 workers), losing in turn one etcd
+ * member, an API instance, a worker (killed), a worker (frozen 10 s), the
+ * Redis master holding the queues, the Postgres leader in a planned
+ * switchover, and the whole Postgres leader node; each fault has a bound on
+ * the longest time a project may go without an acknowledged write.
+ *
+ * `npm run chaos -- --outages`: one machine again; Postgres is stopped for
+ * 30 s, then Redis for 30 s, under the same load: no job may fail of it, and
+ * every check above holds.
  *
  * CHAOS_SECONDS (default 90) sets the load's length; CHAOS_CLIENTS (default 24) its concurrency.
  */
@@ -19,8 +25,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServiceProcess } from './chaos/processes.ts';
-import { restartAfter, runScenario, type Scenario } from './chaos/run.ts';
-import { chaosPostgres, freePort, OwnRedis } from './chaos/services.ts';
+import { restartAfter, runScenario, type Fault, type Scenario } from './chaos/run.ts';
+import { chaosPostgres, freePort, OwnRedis, type ChaosPostgres } from './chaos/services.ts';
 import { answersReady, startTopology } from './topology/topology.ts';
 
 const seconds = Number(process.env.CHAOS_SECONDS ?? 90);
@@ -28,7 +34,7 @@ const clients = Number(process.env.CHAOS_CLIENTS ?? 24);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const logDir = mkdtempSync(join(tmpdir(), 'agora-chaos-logs-'));
 /** Settings that make faults show within a short run. */
-const serviceEnv = { RATE_LIMIT_SCALE: '100000', COMMAND_TIMEOUT_MS: '5000', WORKER_LOCK_MS: '2000', REDIS_PREFIX: 'chaos' };
+const serviceEnv = { RATE_LIMIT_SCALE: '100000', COMMAND_TIMEOUT_MS: '5000', REDIS_PREFIX: 'chaos' };
 
 async function waitReady(base: string, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -39,13 +45,43 @@ async function waitReady(base: string, ms = 60_000): Promise<void> {
   throw new Error('the service did not become ready');
 }
 
+interface OneMachine {
+  api: ServiceProcess;
+  workers: [ServiceProcess, ServiceProcess];
+  redis: OwnRedis;
+  postgres: ChaosPostgres;
+}
+
+/** The faults of the default run: processes killed, engines restarted. */
+function restarts({ api, workers, redis, postgres }: OneMachine): Fault[] {
+  const shared = postgres.kind === 'shared server' ? ': backends terminated' : '';
+  return [
+    { at: 0.1, name: 'kill worker 1', inject: restartAfter(workers[0], 1000) },
+    { at: 0.22, name: 'kill the API', inject: restartAfter(api, 500) },
+    { at: 0.36, name: 'restart Redis', inject: () => redis.restart() },
+    { at: 0.5, name: `restart Postgres (fast${shared})`, inject: () => postgres.restart('fast') },
+    { at: 0.64, name: 'kill worker 2', inject: restartAfter(workers[1], 1000) },
+    { at: 0.78, name: `restart Postgres (immediate${shared})`, inject: () => postgres.restart('immediate') },
+  ];
+}
+
+/** `--outages`: Postgres, then Redis, away for OUTAGE_MS each while writes keep coming; no job may fail of it. */
+const OUTAGE_MS = 30_000;
+const OUTAGES_SECONDS = 100;
+function outages({ redis, postgres }: OneMachine): Fault[] {
+  return [
+    { at: 10 / OUTAGES_SECONDS, name: `Postgres stopped for ${OUTAGE_MS / 1000} s`, inject: () => postgres.outage(OUTAGE_MS) },
+    { at: 55 / OUTAGES_SECONDS, name: `Redis stopped for ${OUTAGE_MS / 1000} s`, inject: () => redis.outage(OUTAGE_MS) },
+  ];
+}
+
 /** One machine: one Redis, one Postgres, one API, two workers. */
-async function single(): Promise<number> {
+async function single(faultsOf: (machine: OneMachine) => Fault[], length: number): Promise<number> {
   const redis = new OwnRedis(await freePort());
   await redis.start();
   const postgres = await chaosPostgres(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/forum');
   const port = await freePort();
-  const env = { ...serviceEnv, DATABASE_URL: postgres.url, REDIS_URL: redis.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', METRICS_PORT: '0' };
+  const env = { ...serviceEnv, DATABASE_URL: postgres.url, REDIS_URL: redis.url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', METRICS_PORT: '0' };
   const api = new ServiceProcess('api', env, join(logDir, 'api.log'));
   const workers = [1, 2].map((n) => new ServiceProcess('worker', env, join(logDir, `worker-${n}.log`))) as [ServiceProcess, ServiceProcess];
   const everyone = [api, ...workers];
@@ -54,27 +90,24 @@ async function single(): Promise<number> {
     redis.killNow();
   };
   const base = `http://127.0.0.1:${port}`;
-  const shared = postgres.kind === 'shared server' ? ': backends terminated' : '';
   try {
     api.start();
     await waitReady(base);
     for (const worker of workers) worker.start();
-    await pause(1500);
+    const deadline = Date.now() + 120_000;
+    while (!workers.every((worker) => worker.started)) {
+      if (Date.now() > deadline) throw new Error('the workers did not start within 120 s');
+      await pause(100);
+    }
     const scenario: Scenario = {
       base,
       databaseUrl: postgres.url,
       setting: `Postgres: ${postgres.kind}, logs in ${logDir}`,
-      seconds,
+      seconds: length,
       clients,
       processes: everyone,
-      faults: [
-        { at: 0.1, name: 'kill worker 1', inject: restartAfter(workers[0], 1000) },
-        { at: 0.22, name: 'kill the API', inject: restartAfter(api, 500) },
-        { at: 0.36, name: 'restart Redis', inject: () => redis.restart() },
-        { at: 0.5, name: `restart Postgres (fast${shared})`, inject: () => postgres.restart('fast') },
-        { at: 0.64, name: 'kill worker 2', inject: restartAfter(workers[1], 1000) },
-        { at: 0.78, name: `restart Postgres (immediate${shared})`, inject: () => postgres.restart('immediate') },
-      ],
+      redis: { redisUrl: redis.url, redisClusterNodes: [], redisPrefix: serviceEnv.REDIS_PREFIX },
+      faults: faultsOf({ api, workers, redis, postgres }),
     };
     return await runScenario(scenario);
   } finally {
@@ -85,7 +118,14 @@ async function single(): Promise<number> {
   }
 }
 
-/** The topology: everything through HAProxy, faults on every tier. */
+/**
+ * The topology: everything through HAProxy, one machine's worth of processes
+ * lost at a time, each with the bound on the longest time a project may go
+ * without an acknowledged write (issue 30). The schedule is in seconds from
+ * the load's start; the run needs TOPOLOGY_SECONDS of load.
+ */
+const TOPOLOGY_SECONDS = 110;
+
 async function topology(): Promise<number> {
   const t = await startTopology({ logDir, env: { ...serviceEnv, DRAIN_GRACE_MS: '1000' } });
   emergencyStop = () => {
@@ -98,27 +138,46 @@ async function topology(): Promise<number> {
     }
   };
   const queueMaster = t.cluster.masterOf(`{${serviceEnv.REDIS_PREFIX}}`);
+  const length = Math.max(seconds, TOPOLOGY_SECONDS);
+  const at = (second: number) => second / length;
   try {
     const scenario: Scenario = {
       base: t.baseUrl,
       databaseUrl: t.serviceEnv.DATABASE_URL as string,
-      setting: `through HAProxy to 2 APIs, 2 workers, Redis Cluster 3+3, Postgres primary + streaming replica; logs in ${logDir}`,
-      seconds,
+      setting: `through HAProxy to 2 APIs, 2 workers, Redis Cluster 3+3, Postgres under Patroni (3 etcd, leader + 2 replicas, synchronous) behind its own HAProxy; logs (Postgres and etcd too) in ${logDir}`,
+      seconds: length,
       clients,
       processes: [...t.apis, ...t.workers],
+      redis: { redisUrl: '', redisClusterNodes: t.cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })), redisPrefix: serviceEnv.REDIS_PREFIX },
       faults: [
+        { at: at(8), name: 'kill -9 one etcd member (rejoins after 5 s)', maxGapMs: 0, inject: () => t.postgres.bounceEtcd(t.postgres.etcd[0] as (typeof t.postgres.etcd)[number], 5000) },
+        { at: at(16), name: 'kill -9 API 1 behind the balancer (back after 1 s)', maxGapMs: 1000, inject: restartAfter(t.apis[0], 1000) },
+        { at: at(24), name: 'kill -9 worker 1 (back after 1 s)', maxGapMs: 2000, inject: restartAfter(t.workers[0], 1000) },
+        { at: at(32), name: 'freeze worker 2 for 10 s (SIGSTOP, then SIGCONT)', maxGapMs: 5000, inject: () => t.workers[1].freeze(10_000) },
         {
-          at: 0.1,
-          name: `kill the Redis master holding {${serviceEnv.REDIS_PREFIX}} (:${queueMaster.port}; it rejoins as a replica)`,
+          at: at(48),
+          name: `kill -9 the Redis master holding {${serviceEnv.REDIS_PREFIX}} (:${queueMaster.port}; it rejoins as a replica)`,
+          maxGapMs: 5000,
           inject: async () => {
             await t.cluster.failOver(queueMaster);
             await queueMaster.start();
           },
         },
-        { at: 0.3, name: 'kill API 1 behind the balancer', inject: restartAfter(t.apis[0], 1000) },
-        { at: 0.45, name: 'kill worker 1', inject: restartAfter(t.workers[0], 1000) },
-        { at: 0.6, name: 'stop the Postgres replica (immediate)', inject: () => t.pair.stopReplica() },
-        { at: 0.75, name: 'restart the Postgres primary (immediate)', inject: () => t.pair.restartPrimary('immediate') },
+        {
+          at: at(60),
+          name: 'planned switchover to the synchronous standby (patronictl switchover)',
+          maxGapMs: 3000,
+          inject: async () => {
+            await t.postgres.switchover();
+            await t.postgres.untilComplete();
+          },
+        },
+        {
+          at: at(75),
+          name: 'kill -9 the Postgres leader node (its Patroni and Postgres; not restarted)',
+          maxGapMs: 25_000,
+          inject: async () => t.postgres.killNode(await t.postgres.leader()),
+        },
       ],
     };
     return await runScenario(scenario);
@@ -136,9 +195,10 @@ const watchdog = setTimeout(
     emergencyStop();
     process.exit(2);
   },
-  (seconds + 210) * 1000,
+  (Math.max(seconds, TOPOLOGY_SECONDS, OUTAGES_SECONDS) + 240) * 1000,
 ).unref();
-(process.argv.includes('--topology') ? topology() : single()).then(
+const chosen = process.argv.includes('--topology') ? topology() : process.argv.includes('--outages') ? single(outages, Math.max(seconds, OUTAGES_SECONDS)) : single(restarts, seconds);
+chosen.then(
   (code) => {
     clearTimeout(watchdog);
     process.exit(code);

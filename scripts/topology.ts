@@ -1,19 +1,23 @@
 /**
- * `npm run topology -- up | down | status`: the whole topology of
+ * `npm run topology -- up | down | status [--json]`: the whole topology of
  * scripts/topology/topology.ts on this machine, without Docker (Redis
- * Cluster 3+3, Postgres primary + streaming replica, HAProxy, 2 APIs, 2
- * workers). `up` starts a detached keeper process that holds it, waits
+ * Cluster 3+3, Postgres under Patroni with 3 etcd members and its own
+ * HAProxy, HAProxy in front of 2 APIs, 2 workers). `up` starts a detached keeper process that holds it, waits
  * until it serves, prints the base URL and the env a client uses, and
  * returns; the topology outlives it. `down` stops the keeper (which stops
  * everything cleanly), then SIGTERMs and SIGKILLs whatever of the recorded
  * pids still runs and removes the data folders and the state file.
+ * `status --json` lists every process with its role as the engines report it
+ * now (redis master or replica, postgres leader or replica), pid, port and
+ * health: what operators, tests and outside fault tools look up.
  *
  * State: TOPOLOGY_DIR (default .topology/): state.json and every log.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { startTopology } from './topology/topology.ts';
+import { alive, processStatus } from './topology/status.ts';
+import { startTopology, type TopologyProcess } from './topology/topology.ts';
 
 interface State {
   status: 'starting' | 'up';
@@ -22,6 +26,7 @@ interface State {
   env?: Record<string, string>;
   ports?: Record<string, number | number[]>;
   pids?: number[];
+  processes?: TopologyProcess[];
   folders?: string[];
 }
 
@@ -34,15 +39,6 @@ function readState(): State | null {
     return JSON.parse(readFileSync(stateFile, 'utf8')) as State;
   } catch {
     return null;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -90,10 +86,11 @@ async function keep(): Promise<number> {
     ports: {
       balancer: topology.balancer.port,
       redis: topology.cluster.nodes.map((node) => node.port),
-      postgresPrimary: topology.pair.ports.primary,
-      postgresReplica: topology.pair.ports.replica,
+      postgresPrimary: topology.postgres.ports.primary,
+      postgresReplicas: topology.postgres.ports.replicas,
     },
     pids: topology.pids(),
+    processes: topology.processes(),
     folders: topology.folders(),
   };
   writeFileSync(stateFile, JSON.stringify(state, null, 2));
@@ -138,20 +135,27 @@ async function down(): Promise<number> {
   return 0;
 }
 
-function status(): number {
+async function status(): Promise<number> {
+  const json = process.argv.includes('--json');
   const state = readState();
   if (!state || !alive(state.keeper)) {
-    console.log('topology: not up');
+    console.log(json ? JSON.stringify({ status: 'down', processes: [] }) : 'topology: not up');
     return 1;
   }
-  console.log(`topology: ${state.status}\n${state.baseUrl ? describe(state) : ''}`);
+  const processes = await processStatus(state.processes ?? []);
+  if (json) {
+    console.log(JSON.stringify({ status: state.status, keeper: state.keeper, baseUrl: state.baseUrl, processes }, null, 2));
+    return 0;
+  }
+  const table = processes.map((p) => `  ${p.role.padEnd(18)} ${p.name.padEnd(18)} pid ${String(p.pid).padEnd(8)} port ${String(p.port ?? '-').padEnd(6)} ${p.health}`);
+  console.log([`topology: ${state.status}`, ...(state.baseUrl ? [describe(state)] : []), 'processes:', ...table].join('\n'));
   return 0;
 }
 
 const commands: Record<string, () => Promise<number> | number> = { up, down, status, keep };
 const command = commands[process.argv[2] ?? ''];
 if (!command) {
-  console.error('usage: npm run topology -- up | down | status');
+  console.error('usage: npm run topology -- up | down | status [--json]');
   process.exit(2);
 }
 if (!existsSync('config/haproxy.cfg')) {

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { connectRedis, warnIfRedisMayEvict } from '../src/redis.ts';
 import { createLogger } from '../src/observability/logger.ts';
-import { freePort, OwnRedis } from '../scripts/chaos/services.ts';
+import { startOwnRedis } from './support/ownRedis.ts';
 
 async function policyWarnings(evictionPolicy: string): Promise<{ policy: string | null; lines: string[] }> {
-  const server = new OwnRedis(await freePort(), evictionPolicy);
-  await server.start();
+  const server = await startOwnRedis(evictionPolicy);
   const lines: string[] = [];
   const connection = connectRedis({ redisUrl: server.url, redisClusterNodes: [] }, 'policy-check');
   try {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registerAgent, unique, type Reply, type TestAgent } from './support/client.ts';
 import { newTopic, type TestTopic } from './support/forum.ts';
 import { RedisCluster } from './support/redisCluster.ts';
+import { until } from './support/serviceProcess.ts';
 import { startTestApp, type TestApp } from './support/testApp.ts';
 
 let cluster: RedisCluster;
@@ -48,18 +49,31 @@ describe('on a Redis Cluster', () => {
     expect((await t.client.get('/api/forum/posts', query, { headers: { 'if-none-match': etag } })).status).toBe(200);
   });
 
-  it('serves the event ledger and its conditional polls', async () => {
+  it('serves the ledger’s events to conditional polls: 304 while nothing changed, 200 with the new event once a write lands', async () => {
     const query = { since: '0', projectSlug: topic.projectSlug };
-    const page = await t.client.get('/api/forum/events', query);
-    expect(page.status).toBe(200);
-    expect(page.body.events.length).toBeGreaterThan(0);
-    // The earlier tests' events may still be on their way into the ledger: poll as an agent would until
-    // a conditional poll with the ETag just served is answered 304 (bounded).
+    const events = (reply: Reply) => reply.body.events as { type: string; subjectId: string }[];
+    const first = await post(agents[2] as TestAgent, 'ledger first', unique('k'));
+    expect(first.status).toBe(200);
+    // A write's event reaches the ledger just after its answer: poll as an agent would (bounded) until it is
+    // served and a conditional poll with the ETag of that page is answered 304.
+    let etag = '';
     await vi.waitFor(
       async () => {
-        const current = await t.client.get('/api/forum/events', query);
-        const again = await t.client.get('/api/forum/events', query, { headers: { 'if-none-match': current.headers.get('etag') ?? '' } });
+        const page = await t.client.get('/api/forum/events', query);
+        expect(events(page).find((event) => event.subjectId === first.body.post.id)).toMatchObject({ type: 'post.created' });
+        const again = await t.client.get('/api/forum/events', query, { headers: { 'if-none-match': page.headers.get('etag') ?? '' } });
         expect(again.status).toBe(304);
+        etag = page.headers.get('etag') ?? '';
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    const second = await post(agents[2] as TestAgent, 'ledger second', unique('k'));
+    expect(second.status).toBe(200);
+    await vi.waitFor(
+      async () => {
+        const changed = await t.client.get('/api/forum/events', query, { headers: { 'if-none-match': etag } });
+        expect(changed.status).toBe(200);
+        expect(events(changed).find((event) => event.subjectId === second.body.post.id)).toMatchObject({ type: 'post.created' });
       },
       { timeout: 10_000, interval: 100 },
     );
@@ -89,16 +103,18 @@ describe('on a Redis Cluster', () => {
       }
     };
     const load = agents.map(client);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // The kill lands under load: once writes are being answered.
+    await until(() => acknowledged.size >= 8, 30_000, 'writes to be answered before the failover');
     await cluster.failOver(cluster.masterOf(`{${t.settings.redisPrefix}}`));
     // Writes keep landing after the failover, with no help from the test.
     const before = acknowledged.size;
-    const deadline = Date.now() + 30_000;
-    while (acknowledged.size < before + 10 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-    stop = true;
-    await Promise.all(load);
+    try {
+      await until(() => acknowledged.size >= before + 10, 30_000, 'ten writes answered after the failover');
+    } finally {
+      stop = true;
+      await Promise.all(load);
+    }
 
-    expect(acknowledged.size).toBeGreaterThanOrEqual(before + 10);
     expect(statuses.filter((status) => status >= 500 && status !== 503)).toEqual([]);
     const rows = await t.orm.em.fork().execute<{ body: string; n: number }[]>('select body, count(*)::int as n from post where body like ? group by body', ['failover-%']);
     const stored = new Map(rows.map((row) => [row.body, row.n]));

@@ -4,7 +4,7 @@ import { answersHealthz, isAlive, startServiceProcess, until, type ServiceProces
 
 let service: ServiceProcess;
 beforeAll(async () => {
-  service = await startServiceProcess('src/supervise.ts', [], { LOG_LEVEL: 'info' });
+  service = await startServiceProcess('src/bin/supervise.ts', [], { LOG_LEVEL: 'info' });
 });
 afterAll(async () => {
   await service.stop();

@@ -1,10 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { castVotes } from '../src/commands/batches/castVotes.ts';
-import { createFlags } from '../src/commands/batches/createFlags.ts';
-import { createPosts } from '../src/commands/batches/createPosts.ts';
-import { followTargets, unfollowTargets } from '../src/commands/batches/follows.ts';
-import type { Decision, LoadedRows, SetBasedHandler } from '../src/commands/batches/types.ts';
-import { transactionInFewTrips } from '../src/db/fewTrips.ts';
+import { fold, type Decision, type HotCommand, type LoadedRows } from '../src/commands/hotCommand.ts';
+import { hotCommands } from '../src/commands/index.ts';
+import { transaction } from '../src/db/postgres.ts';
 import { combinedRead, combinedWrite, insertRows, splitRead, type Statement } from '../src/db/statements.ts';
 import { OutboxEvent } from '../src/entities/outboxEvent.ts';
 import type { Command, CommandResult } from '../src/pipeline/command.ts';
@@ -13,27 +10,25 @@ import { failpoint } from '../src/failpoints.ts';
 import { claimInTrip, PUBLISH_BATCH } from '../src/ledger/publisher.ts';
 import { lockBatchStatements, outboxRow, type Applied, type Execution } from './batchTransaction.ts';
 
-/** Hot command types with a set-based path (src/commands/batches). */
-const setBasedHandlers = new Map<string, SetBasedHandler>([createPosts, castVotes, followTargets, unfollowTargets, createFlags].map((h) => [h.type, h]));
-
+/** Whether every command is one a hot command's module takes (src/commands/hotCommand.ts). */
 export function takesSetBasedPath(commands: Command[]): boolean {
-  return commands.every((command) => setBasedHandlers.get(command.type)?.accepts(command) ?? false);
+  return commands.every((command) => hotCommands.get(command.type)?.accepts(command) ?? false);
 }
 
 /** Consecutive commands of one type: a later run must see what an earlier one wrote. */
-function runsOf(commands: Command[]): { handler: SetBasedHandler; commands: Command[] }[] {
-  const runs: { handler: SetBasedHandler; commands: Command[] }[] = [];
+function runsOf(commands: Command[]): { hot: HotCommand; commands: Command[] }[] {
+  const runs: { hot: HotCommand; commands: Command[] }[] = [];
   for (const command of commands) {
     const last = runs.at(-1);
-    if (last && last.handler.type === command.type) last.commands.push(command);
-    else runs.push({ handler: setBasedHandlers.get(command.type) as SetBasedHandler, commands: [command] });
+    if (last && last.hot.type === command.type) last.commands.push(command);
+    else runs.push({ hot: hotCommands.get(command.type) as HotCommand, commands: [command] });
   }
   return runs;
 }
 
 /**
  * A batch of hot commands at a constant number of round trips, whatever its
- * size, each carrying several statements (src/db/fewTrips.ts): begin, the
+ * size, each carrying several statements, pipelined (src/db/postgres.ts): begin, the
  * locks, the lookup of earlier runs and the first run's reads; a run's
  * writes with the next run's reads; the last writes with every outbox event
  * and processed_command row, the ledger's lock and the claim of the pending
@@ -46,7 +41,7 @@ function runsOf(commands: Command[]): { handler: SetBasedHandler; commands: Comm
 export async function applySetBased(root: EntityManager, commands: Command[]): Promise<Applied> {
   // Each command once (a retry can land in the batch of its first attempt).
   const unique = [...new Map(commands.map((c) => [c.commandId, c])).values()];
-  return transactionInFewTrips(root, async (trips) => {
+  return transaction(root, async (trips) => {
     // The batch's time is taken once its locks are held, as on the per-command paths: it never precedes
     // the commit of a batch this one waited for. The reads only need a time that is not later.
     let now = new Date();
@@ -54,7 +49,7 @@ export async function applySetBased(root: EntityManager, commands: Command[]): P
     const decided = new Map<string, Decision>();
     let writes: Statement[] = [];
     for (const [index, run] of runsOf(unique).entries()) {
-      const reads = run.handler.reads(run.commands, now);
+      const reads = run.hot.reads(run.commands, now);
       let rows: LoadedRows;
       if (index === 0) {
         // After the locks, in statements of their own, so that runs committed while we waited are seen (READ COMMITTED).
@@ -73,9 +68,9 @@ export async function applySetBased(root: EntityManager, commands: Command[]): P
       }
       const fresh = run.commands.filter((c) => !earlier.has(c.commandId));
       if (fresh.length === 0) continue;
-      const fold = run.handler.decide(root, fresh, rows, now);
-      for (const decision of fold.decisions) decided.set(decision.command.commandId, decision);
-      writes.push(...fold.writes);
+      const folded = fold(root, run.hot, fresh, rows, now);
+      for (const decision of folded.decisions) decided.set(decision.command.commandId, decision);
+      writes.push(...folded.writes);
     }
     const outbox = [...decided.values()].flatMap((d) => d.events.map((event) => outboxRow(d.command, event, now)));
     if (outbox.length > 0) writes.push(insertRows(root, OutboxEvent, outbox));

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ANY_OF, statement, textArray, type Statement } from '../src/db/statements.ts';
+import { run } from '../src/db/postgres.ts';
+import { ANY_OF, distinct, statement, type Statement } from '../src/db/statements.ts';
 import type { EventDraft } from '../src/commands/types.ts';
 import type { Command, CommandResult } from '../src/pipeline/command.ts';
 import { failpoint } from '../src/failpoints.ts';
@@ -36,7 +37,7 @@ export interface Applied {
  */
 function lockPartitionsStatement(commands: Command[]): Statement {
   const keys = [...new Set(commands.map((c) => c.partitionKey))].sort();
-  return statement('select pg_advisory_xact_lock(hashtext(k)) from (select k from unnest(?::text[]) as k order by 1) keys', [textArray(keys)]);
+  return statement('select pg_advisory_xact_lock(hashtext(k)) from (select k from unnest(?::text[]) as k order by 1) keys', [distinct(keys)]);
 }
 
 /**
@@ -61,7 +62,7 @@ function lockAgentsStatement(commands: Command[]): Statement {
   return statement(
     // A union rather than OR: the planner probes the agents it names instead of filtering every agent.
     `select 1 from "agent" where "id" in (select unnest(?::text[]) union select "author_id" from "post" where "id" = ${ANY_OF}) order by "id" for no key update`,
-    [textArray(actors), textArray(postIds)],
+    [distinct(actors), distinct(postIds)],
   );
 }
 
@@ -72,7 +73,7 @@ export function lockBatchStatements(commands: Command[]): Statement[] {
 
 /** The statements of lockBatchStatements on the unit of work's transaction, one round trip each; then the failpoint that fault tests use to stop a batch mid-transaction. */
 export async function lockBatch(em: EntityManager, commands: Command[]): Promise<void> {
-  for (const { sql, params } of lockBatchStatements(commands)) await em.execute(sql, params);
+  for (const lock of lockBatchStatements(commands)) await run(em, lock);
   failpoint('batch-mid-transaction');
 }
 

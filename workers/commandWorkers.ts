@@ -11,6 +11,7 @@ import { findResults, GAVE_UP } from '../src/pipeline/results.ts';
 import { queuePrefix, type RedisClient } from '../src/redis.ts';
 import { settleWithin } from '../src/settle.ts';
 import { afterCommitPipeline } from '../src/store/afterCommit.ts';
+import { PENDING_CLAIM_TTL_SECONDS } from '../src/store/idempotencyStore.ts';
 import type { Stores } from '../src/store/stores.ts';
 import { PUBLISH_BATCH, type Publication } from '../src/ledger/publisher.ts';
 import { linkCommandTraces, queueTelemetry } from '../src/tracing/queueTracing.ts';
@@ -18,6 +19,19 @@ import { executeBatch, type Execution } from './executeBatch.ts';
 import { startLedgerPublisher, type LedgerPublisherLoop } from './ledgerPublisher.ts';
 
 const commandIds = (commands: Command[]) => commands.map((c) => c.commandId);
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Thrown by a worker that finds its job taken over (it was frozen past its lock): it must neither apply nor answer anything more. */
+class LockLostError extends Error {
+  constructor(jobId: string | undefined) {
+    super(`lost the lock of job ${jobId}: another worker has taken it over`);
+    this.name = 'LockLostError';
+  }
+}
+
+/** A job waits out an outage for as long as its retry key stays claimed for it: until then, a retry by its client can still be answered. */
+const OUTAGE_HORIZON_MS = PENDING_CLAIM_TTL_SECONDS * 1000;
+const OUTAGE_BACKOFF_MS = { first: 200, max: 1000 };
 
 /**
  * One BullMQ worker per partition queue, each queue capped at one active job
@@ -27,6 +41,18 @@ const commandIds = (commands: Command[]) => commands.map((c) => c.commandId);
  * results and replies to the waiting API instances. If the process dies
  * before that, the stalled job runs again, finds its recorded results and
  * replies then.
+ *
+ * Takeover: a job's lock lasts WORKER_LOCK_MS (1 s by default) and is renewed
+ * every quarter of that while the job runs; every worker checks the queues for
+ * jobs whose lock lapsed every quarter too, so a killed worker's job runs again
+ * on another within about 1.25 s. A worker that was frozen past its lock checks
+ * it still holds the job before it answers anything (fenced: the per-project
+ * locks and processed_command keep its writes to once, this keeps its replies
+ * to once).
+ *
+ * Outages: a command that meets an unreachable Postgres or Redis is applied
+ * again with backoff inside the same job, not failed, until the dependency is
+ * back (OUTAGE_HORIZON_MS at most, or until the process drains).
  */
 export class CommandWorkers {
   private readonly runtime: Runtime;
@@ -63,42 +89,104 @@ export class CommandWorkers {
     queue.on('error', () => {}); // reported by the connection's watcher, once per outage
     await queue.setGlobalConcurrency(1);
     this.queues.push(queue);
-    const worker = new Worker<CommandBatch>(name, (job) => this.processBatch(job), {
+    const worker = new Worker<CommandBatch>(name, (job, token) => this.processBatch(job, token), {
       connection: this.queueConnection,
       prefix,
       concurrency: 1,
       lockDuration: settings.workerLockMs,
-      stalledInterval: Math.max(250, Math.floor(settings.workerLockMs / 2)),
-      maxStalledCount: 5,
+      lockRenewTime: Math.floor(settings.workerLockMs / 2),
+      stalledInterval: Math.max(250, Math.floor(settings.workerLockMs / 4)),
+      // Short locks lapse under a long pause too (a loaded machine, a frozen VM); such a job is run again, fenced, not failed.
+      maxStalledCount: 20,
       // Named so the operators' projects page (queue.getWorkers()) shows which process serves a partition.
       name: `${hostname()}:${process.pid}`,
       telemetry: queueTelemetry(),
     });
     // A lost connection is logged once per outage by DependencyHealth (every connection to Redis fails together).
     worker.on('error', (error) => {
-      if (!isConnectionError(error)) logger.error({ queue: name, err: error }, 'queue worker error');
+      if (isConnectionError(error)) return;
+      // A worker that was frozen past its lock hears so when it wakes: expected, the job is done elsewhere.
+      const lockLost = /lock/i.test(error.message);
+      logger[lockLost ? 'warn' : 'error']({ queue: name, err: error }, lockLost ? 'a job was taken over by another worker' : 'queue worker error');
     });
     worker.on('failed', (job, error) => this.failed(name, job, error));
     this.workers.push(worker);
   }
 
-  private async processBatch(job: Job<CommandBatch>): Promise<{ applied: number }> {
-    const { orm, settings, metrics, logger } = this.runtime;
+  private async processBatch(job: Job<CommandBatch>, token: string | undefined): Promise<{ applied: number }> {
+    const { metrics } = this.runtime;
     const stopTimer = metrics.batchDuration.startTimer();
     linkCommandTraces(job.data);
     metrics.batchSize.observe(job.data.commands.length);
+    let pending = job.data.commands;
+    let applied = 0;
+    for (let attempt = 0; ; attempt++) {
+      let outage: Error;
+      try {
+        const failures = await this.applyAndDeliver(job, token, pending);
+        applied += pending.length - failures.length;
+        if (failures.length === 0) break;
+        // Only the failed commands need another attempt; the rest will answer from processed_command.
+        const bug = failures.find((failure) => !isConnectionError(failure.error));
+        if (bug) throw bug.error;
+        pending = failures.map((failure) => failure.command);
+        outage = failures[0]?.error as Error;
+      } catch (error) {
+        if (!isConnectionError(error)) throw error;
+        outage = error as Error;
+      }
+      await this.waitOutOutage(job, token, attempt, outage);
+    }
+    stopTimer();
+    return { applied };
+  }
+
+  /** One attempt at `commands`: apply them, then answer what was applied; returns the commands that failed. */
+  private async applyAndDeliver(job: Job<CommandBatch>, token: string | undefined, commands: Command[]) {
+    const { orm, settings, metrics, logger } = this.runtime;
     const mark = await this.stores.ledgerMarks.markDirtyNow();
-    const { executions, publication, failures } = await executeBatch(orm.em, settings, job.data.commands, (mode, commands, cause) =>
-      logger.info({ mode, commandIds: commandIds(commands), cause: cause.message }, `batch of ${commands.length} applied again (${mode})`),
+    const { executions, publication, failures } = await executeBatch(orm.em, settings, commands, (mode, retried, cause) =>
+      logger.info({ mode, commandIds: commandIds(retried), cause: cause.message }, `batch of ${retried.length} applied again (${mode})`),
     );
     failpoint('batch-committed-before-reply');
+    // Frozen past the lock, this worker may find its job done by another: it answered, so this one must not.
+    if (!(await this.stillHolds(job, token))) throw new LockLostError(job.id);
     await this.deliver(executions, publication, mark);
     failpoint('batch-replied-before-complete');
-    stopTimer();
     for (const { command, outcome } of executions) metrics.commands.inc({ type: command.type, outcome });
-    // Only the failed commands need another attempt; the rest will answer from processed_command.
-    if (failures.length > 0) throw failures[0]?.error ?? new Error('command failed');
-    return { applied: executions.length };
+    return failures;
+  }
+
+  /**
+   * Whether the job is still this worker's to answer (renewing its lock); a job
+   * run without a token (tests) always is. A lock that lapsed in a pause nobody
+   * acted on yet (no other holder, the job not finished) still is: answering
+   * then is the first answer, and refusing would only make the client wait for
+   * a re-run. One held by another worker, or a job finished meanwhile, is not.
+   */
+  private async stillHolds(job: Job<CommandBatch>, token: string | undefined): Promise<boolean> {
+    if (token === undefined) return true;
+    if ((await job.extendLock(token, this.runtime.settings.workerLockMs)) === 1) return true;
+    const queue = this.queues.find((q) => q.name === job.queueName);
+    if (!queue || (await this.queueConnection.get(`${queue.toKey(job.id as string)}:lock`)) !== null) return false;
+    return !['completed', 'failed'].includes(await job.getState());
+  }
+
+  /**
+   * Before the next attempt during an outage: back off (doubling, at most 1 s,
+   * so a job resumes within a second of the dependency's return), then go on
+   * only while the job is still this worker's, the process is not draining
+   * and a retry of the command could still be answered.
+   */
+  private async waitOutOutage(job: Job<CommandBatch>, token: string | undefined, attempt: number, outage: Error): Promise<void> {
+    const { orm, health, logger } = this.runtime;
+    const dependency = outageOf(outage);
+    if (dependency === 'postgres') health.reportFailure(dependency, outage, () => orm.em.fork().execute('select 1'));
+    if (attempt === 0) logger.warn({ jobId: job.id, dependency, err: { message: outage.message } }, 'batch met an outage; retrying until the dependency is back');
+    if (this.closing !== null || Date.now() - job.timestamp > OUTAGE_HORIZON_MS) throw outage;
+    await pause(Math.min(OUTAGE_BACKOFF_MS.first * 2 ** attempt, OUTAGE_BACKOFF_MS.max));
+    // Redis down too: the lock cannot be checked now; the check before any answer still fences.
+    if (!(await this.stillHolds(job, token).catch(() => true))) throw new LockLostError(job.id);
   }
 
   /**
@@ -167,9 +255,10 @@ export class CommandWorkers {
 
   private async drain(): Promise<void> {
     const { settings, logger } = this.runtime;
-    // Past the lock time, stop waiting for a job stuck on a dead connection: another worker takes it over.
-    const outcome = await settleWithin(Promise.all(this.workers.map((w) => w.close())), settings.workerLockMs - 1000, () =>
-      logger.warn('queue workers did not finish within the lock time; closing them without waiting'),
+    // Past the time a client waits for its command, stop waiting for a job stuck on a dead connection:
+    // its lock then lapses and another worker takes it over.
+    const outcome = await settleWithin(Promise.all(this.workers.map((w) => w.close())), settings.commandTimeoutMs, () =>
+      logger.warn('queue workers did not finish within the command timeout; closing them without waiting'),
     );
     if (outcome === 'late') await Promise.all(this.workers.map((w) => w.close(true)));
     await Promise.all(this.queues.map((q) => q.close()));

@@ -1,11 +1,11 @@
 /**
  * executeBatch: applies one partition's batch of commands in one transaction,
- * through four strategies, each the fallback of the one before:
- * 1. set-based (workers/applySetBased.ts): hot commands decided together at a
- *    constant number of round trips;
- * 2. optimistic: every command's handler on one unit of work, no savepoints;
- * 3. savepoints: one savepoint per command, so a refusal rolls back only itself;
- * 4. one by one: each command in a transaction of its own, so only the culprit fails.
+ * and when that fails, one command at a time, so only the culprit fails.
+ * The transaction is set-based when every command is a hot command's
+ * (workers/applySetBased.ts: decided together at a constant number of round
+ * trips, refusals returned), otherwise every command's handler on one unit
+ * of work; a command alone on the unit of work runs in a savepoint when it
+ * is refused, so its refusal is recorded.
  */
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -53,7 +53,9 @@ async function runHandler(em: EntityManager, settings: Settings, command: Comman
     settings,
     actor: () => requireActor(command.actor),
     emit: (event) => events.push(event),
-    touch: (...scopes) => scopes.forEach((s) => touched.add(s)),
+    touch: (...scopes) => {
+      for (const s of scopes) touched.add(s);
+    },
     expireCredentials: (...hashes) => expiredCredentials.push(...hashes),
   };
   const result = await handler.handle(ctx);
@@ -65,9 +67,9 @@ async function runHandler(em: EntityManager, settings: Settings, command: Comman
 }
 
 /**
- * One command inside the batch transaction, in a savepoint: its changes,
- * its outbox events and its command id commit together, and a refusal rolls
- * back only this command.
+ * A command inside its transaction, in a savepoint: its changes, its outbox
+ * events and its command id commit together, and a refusal rolls back only
+ * the savepoint, its error recorded as the command's result.
  */
 async function applyOne(outer: EntityManager, settings: Settings, command: Command): Promise<Execution> {
   // A separate statement after the partition locks: under READ COMMITTED its snapshot
@@ -86,27 +88,24 @@ async function applyOne(outer: EntityManager, settings: Settings, command: Comma
   }
 }
 
-/** Each command in its own savepoint: the path that absorbs refusals. */
-async function applyBatch(root: EntityManager, settings: Settings, commands: Command[]): Promise<Execution[]> {
+/** A command alone whose handler refused it: again, in a savepoint that absorbs the refusal. */
+async function applyRefused(root: EntityManager, settings: Settings, command: Command): Promise<Execution> {
   return root.fork().transactional(async (outer) => {
-    await lockBatch(outer, commands);
-    const executions: Execution[] = [];
-    for (const command of commands) executions.push(await applyOne(outer, settings, command));
-    return executions;
+    await lockBatch(outer, [command]);
+    return applyOne(outer, settings, command);
   });
 }
 
-/** Told when a batch is applied again: per command (after the set-based path), with a savepoint per command, or command by command. */
-export type BatchRetryListener = (mode: 'per_command' | 'savepoints' | 'one_by_one', commands: Command[], cause: Error) => void;
+/** Told when a batch is applied again, one command at a time. */
+export type BatchRetryListener = (mode: 'one_by_one', commands: Command[], cause: Error) => void;
 
-/** Thrown inside the optimistic path to give the batch back to the savepoint path. */
-class NeedsSavepoints extends Error {}
+/** Thrown inside the unit of work's path when a command is refused: nothing of the batch commits. */
+class Refused extends Error {}
 
 /**
- * The common case, where every command succeeds: one shared unit of work,
- * one lookup of earlier runs for the whole batch, no savepoints, and inserts
- * of one table grouped at flush. Any refusal or conflict rolls the whole
- * transaction back and the batch runs again through applyBatch.
+ * Commands that are not all hot, on one shared unit of work: one lookup of
+ * earlier runs for the whole batch, no savepoints, and inserts of one table
+ * grouped at flush. Any refusal or conflict rolls the whole transaction back.
  */
 async function applyOptimistically(root: EntityManager, settings: Settings, commands: Command[]): Promise<Execution[]> {
   return root.fork().transactional(async (em) => {
@@ -121,11 +120,11 @@ async function applyOptimistically(root: EntityManager, settings: Settings, comm
         continue;
       }
       const handler = commandHandlers.get(command.type);
-      if (!handler) throw new NeedsSavepoints('unknown command');
+      if (!handler) throw new Refused('unknown command');
       try {
         executions.push({ command, outcome: 'applied', ...(await runHandler(em, settings, command, handler)) });
       } catch (error) {
-        if (error instanceof ApiError || error instanceof UniqueConstraintViolationException) throw new NeedsSavepoints('refusal');
+        if (error instanceof ApiError || error instanceof UniqueConstraintViolationException) throw new Refused('refusal');
         throw error;
       }
     }
@@ -133,12 +132,23 @@ async function applyOptimistically(root: EntityManager, settings: Settings, comm
   });
 }
 
+/** The batch in one transaction: set-based when every command is hot, otherwise on the unit of work; a command alone that is refused, again with its refusal recorded. */
+async function applyTogether(root: EntityManager, settings: Settings, commands: Command[]): Promise<Applied> {
+  if (takesSetBasedPath(commands)) return applySetBased(root, commands);
+  try {
+    return { executions: await applyOptimistically(root, settings, commands), publication: null };
+  } catch (error) {
+    if (!(error instanceof Refused) || commands.length > 1) throw error;
+  }
+  return { executions: [await applyRefused(root, settings, commands[0] as Command)], publication: null };
+}
+
 /**
  * Applies a batch of commands of one partition in one transaction: one
- * commit and one set of partition locks for many commands. First optimistically
- * (no savepoints); if any command is refused, again with a savepoint per
- * command; if the batch fails as a whole, each command on its own so only the
- * culprit fails. A command seen before answers its first result and changes nothing.
+ * commit and one set of partition locks for many commands. If the batch
+ * fails as a whole (a refusal on the unit of work, a conflict, a failure),
+ * each command on its own, so only the culprit fails. A command seen before
+ * answers its first result and changes nothing.
  */
 export async function executeBatch(
   root: EntityManager,
@@ -148,21 +158,8 @@ export async function executeBatch(
 ): Promise<Applied & { failures: Failure[] }> {
   // A command from an API older than Command.view carries the view in its data.
   const commands = enqueued.map(currentCommand);
-  if (takesSetBasedPath(commands)) {
-    try {
-      return { ...(await applySetBased(root, commands)), failures: [] };
-    } catch (error) {
-      onRetry('per_command', commands, error as Error);
-    }
-  }
   try {
-    return { executions: await applyOptimistically(root, settings, commands), publication: null, failures: [] };
-  } catch (error) {
-    // A refusal, a conflict (also one found only at commit) or a failure: nothing was committed.
-    onRetry('savepoints', commands, error as Error);
-  }
-  try {
-    return { executions: await applyBatch(root, settings, commands), publication: null, failures: [] };
+    return { ...(await applyTogether(root, settings, commands)), failures: [] };
   } catch (error) {
     if (commands.length === 1) return { executions: [], publication: null, failures: [{ command: commands[0] as Command, error: error as Error }] };
     onRetry('one_by_one', commands, error as Error);

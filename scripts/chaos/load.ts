@@ -4,7 +4,7 @@
  * answer. What was acknowledged is kept for the checks afterwards.
  */
 export interface Acknowledged {
-  posts: { id: string; body: string }[];
+  posts: { id: string; body: string; projectSlug: string }[];
   votes: { postId: string; agentId: string }[];
   follows: { agentId: string; projectSlug: string }[];
   flags: { postId: string; agentId: string }[];
@@ -19,8 +19,8 @@ export interface LoadCounters {
   gaveUp: number;
   serverErrors: number;
   unavailable: number;
-  /** Completion times (ms since start) of successful writes that were first sent at the given time. */
-  successes: { sentAt: number; doneAt: number }[];
+  /** Completion times (ms since start) of successful writes that were first sent at the given time, and the project each wrote to. */
+  successes: { sentAt: number; doneAt: number; projectSlug: string }[];
 }
 
 export interface LoadAgent {
@@ -47,7 +47,7 @@ export class WriteLoad {
   }
 
   /** One logical write, retried with the same key until it is answered for good (or 60 s pass). */
-  async write(agent: LoadAgent, path: string, fields: Record<string, unknown>): Promise<Record<string, unknown> | null> {
+  async write(agent: LoadAgent, projectSlug: string, path: string, fields: Record<string, unknown>): Promise<Record<string, unknown> | null> {
     const key = `chaos-${process.pid}-${++this.serial}`;
     const sentAt = this.now();
     const deadline = Date.now() + 60_000;
@@ -72,7 +72,7 @@ export class WriteLoad {
       const code = (body.error as { code?: string } | undefined)?.code;
       if (status >= 200 && status < 300) {
         this.counters.acknowledged++;
-        this.counters.successes.push({ sentAt, doneAt: this.now() });
+        this.counters.successes.push({ sentAt, doneAt: this.now(), projectSlug });
         return body;
       }
       if (status >= 500 && status !== 503) this.counters.serverErrors++;
@@ -97,19 +97,35 @@ export class WriteLoad {
       const target = pick(this.acknowledged.posts);
       if (roll < 0.55 || !target) {
         const text = `chaos post ${process.pid}-${this.serial + 1}-${Math.random().toString(36).slice(2)}`;
-        const reply = await this.write(agent, '/api/forum/posts', { action: 'create', ...topic, body: text });
+        const reply = await this.write(agent, topic.projectSlug, '/api/forum/posts', { action: 'create', ...topic, body: text });
         const post = reply?.post as { id: string } | undefined;
-        if (post) this.acknowledged.posts.push({ id: post.id, body: text });
+        if (post) this.acknowledged.posts.push({ id: post.id, body: text, projectSlug: topic.projectSlug });
       } else if (roll < 0.8) {
-        const reply = await this.write(agent, '/api/forum/votes', { action: 'cast', postId: target.id, value: Math.random() < 0.7 ? 'support' : 'contest' });
+        const reply = await this.write(agent, target.projectSlug, '/api/forum/votes', { action: 'cast', postId: target.id, value: Math.random() < 0.7 ? 'support' : 'contest' });
         if (reply) this.acknowledged.votes.push({ postId: target.id, agentId: agent.agentId });
       } else if (roll < 0.9) {
-        const reply = await this.write(agent, '/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug: topic.projectSlug });
+        const reply = await this.write(agent, topic.projectSlug, '/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug: topic.projectSlug });
         if (reply) this.acknowledged.follows.push({ agentId: agent.agentId, projectSlug: topic.projectSlug });
       } else {
-        const reply = await this.write(agent, '/api/forum/flags', { action: 'create', postId: target.id, reasonCode: 'other', detail: 'chaos' });
+        const reply = await this.write(agent, target.projectSlug, '/api/forum/flags', { action: 'create', postId: target.id, reasonCode: 'other', detail: 'chaos' });
         if (reply) this.acknowledged.flags.push({ postId: target.id, agentId: agent.agentId });
       }
     }
   }
+}
+
+/**
+ * The longest time any one project went without an acknowledged write
+ * between `from` and `to` (ms since start): what a fault in that window cost
+ * the projects it stalled. A project with no acknowledgement in the window
+ * counts the whole window.
+ */
+export function longestGap(successes: LoadCounters['successes'], projects: string[], from: number, to: number): number {
+  let longest = 0;
+  for (const project of projects) {
+    const times = successes.filter((s) => s.projectSlug === project && s.doneAt > from && s.doneAt <= to).map((s) => s.doneAt);
+    const marks = [from, ...times.sort((a, b) => a - b), to];
+    for (let i = 1; i < marks.length; i++) longest = Math.max(longest, (marks[i] as number) - (marks[i - 1] as number));
+  }
+  return longest;
 }

@@ -11,10 +11,14 @@ export class ServiceProcess {
   started = false;
   /** How many "Unhandled error event" lines it wrote (counted even when its output is not kept). */
   unhandledErrors = 0;
+  /** Exits nobody asked for (not through kill, killNow or stop): a crash the suite did not cause. */
+  unexpectedExits = 0;
   /** Whether to keep everything it writes in `output` (not for a long-lived topology). */
   private readonly keepOutput: boolean;
   readonly role: 'api' | 'worker';
   private readonly env: Record<string, string>;
+  /** Set once the suite is taking it down for good. */
+  private stopping = false;
 
   constructor(role: 'api' | 'worker', env: Record<string, string>, logFile: string, keepOutput = true) {
     this.role = role;
@@ -29,7 +33,7 @@ export class ServiceProcess {
 
   start(): void {
     this.started = false;
-    const child = spawn(process.execPath, ['--import', './scripts/require-node-24.mjs', 'src/main.ts', this.role], { env: { ...process.env, ...this.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', './scripts/require-node-24.mjs', 'src/bin/main.ts', this.role], { env: { ...process.env, ...this.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const keep = (chunk: Buffer) => {
       const text = chunk.toString('utf8');
       if (this.keepOutput) this.output += text;
@@ -39,7 +43,19 @@ export class ServiceProcess {
     };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
+    child.once('exit', () => {
+      if (this.child === child && !this.stopping) this.unexpectedExits++;
+    });
     this.child = child;
+  }
+
+  /** SIGSTOP for `ms`, then SIGCONT: a long GC pause or a paused VM. */
+  async freeze(ms: number): Promise<void> {
+    const pid = this.child?.pid;
+    if (pid === undefined) return;
+    process.kill(pid, 'SIGSTOP');
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    process.kill(pid, 'SIGCONT');
   }
 
   /** SIGKILL: no drain, no goodbye, as a crash or an OOM kill. */
@@ -52,6 +68,7 @@ export class ServiceProcess {
   }
 
   killNow(): void {
+    this.stopping = true;
     this.child?.kill('SIGKILL');
   }
 

@@ -54,6 +54,13 @@ export class OwnRedis {
     throw new Error('redis-server did not start');
   }
 
+  /** Stopped (cleanly) for `ms`, then started again: an outage. */
+  async outage(ms: number): Promise<void> {
+    await this.stop();
+    await pause(ms);
+    await this.start();
+  }
+
   /** A clean restart: SIGTERM (Redis flushes its append-only file), then start again. */
   async restart(): Promise<void> {
     await this.stop();
@@ -83,6 +90,8 @@ export interface ChaosPostgres {
   url: string;
   kind: 'own cluster' | 'shared server';
   restart(mode: 'fast' | 'immediate'): Promise<void>;
+  /** Away for `ms` (an own cluster stopped; a shared server has its backends terminated until then), then back. */
+  outage(ms: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -120,6 +129,11 @@ async function ownCluster(port: number): Promise<ChaosPostgres> {
       run('pg_ctl', ['-D', data, '-m', mode, '-w', 'stop']);
       start();
     },
+    outage: async (ms) => {
+      run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+      await pause(ms);
+      start();
+    },
     stop: async () => {
       run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
       rmSync(dir, { recursive: true, force: true });
@@ -140,6 +154,12 @@ async function sharedServer(baseUrl: string): Promise<ChaosPostgres> {
     kind: 'shared server',
     restart: async () => {
       await orm.em.fork().execute("select pg_terminate_backend(pid) from pg_stat_activity where datname = 'agora_chaos' and pid <> pg_backend_pid()");
+    },
+    outage: async (ms) => {
+      await orm.em.fork().execute('alter database agora_chaos allow_connections false');
+      await orm.em.fork().execute("select pg_terminate_backend(pid) from pg_stat_activity where datname = 'agora_chaos' and pid <> pg_backend_pid()");
+      await pause(ms);
+      await orm.em.fork().execute('alter database agora_chaos allow_connections true');
     },
     stop: async () => {
       await orm.em.fork().execute('drop database if exists agora_chaos with (force)');

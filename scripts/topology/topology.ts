@@ -2,19 +2,20 @@ import { join } from 'node:path';
 import { ServiceProcess } from '../chaos/processes.ts';
 import { freePort } from '../chaos/services.ts';
 import { Balancer } from './balancer.ts';
-import { startStreamingPair, type StreamingPair } from './postgresReplica.ts';
+import { PatroniCluster } from './patroniCluster.ts';
 import { RedisCluster } from './redisCluster.ts';
 
 /**
  * Agora as it runs beyond one machine, on this one: a Redis Cluster of 3
- * masters and 3 replicas, a Postgres primary with a streaming replica, two
- * API and two worker processes, HAProxy (config/haproxy.cfg) in front of
- * the APIs. Every engine is a real one on free loopback ports. Used by
+ * masters and 3 replicas, Postgres as a Patroni cluster (3 etcd members, a
+ * leader and two replicas, HAProxy sending writes to the leader and reads to
+ * the replicas), two API and two worker processes, HAProxy
+ * (config/haproxy.cfg) in front of the APIs. Every engine is a real one on free loopback ports. Used by
  * `npm run topology` (scripts/topology.ts) and `npm run chaos -- --topology`.
  */
 export interface Topology {
   cluster: RedisCluster;
-  pair: StreamingPair;
+  postgres: PatroniCluster;
   balancer: Balancer;
   apis: [ServiceProcess, ServiceProcess];
   workers: [ServiceProcess, ServiceProcess];
@@ -25,8 +26,21 @@ export interface Topology {
   /** What a client or a test needs: the base URL, the primary, the cluster's seeds and the prefix. */
   clientEnv: Record<string, string>;
   pids(): number[];
+  /** Every process running now, with its role, pid and port (`npm run topology -- status`). */
+  processes(): TopologyProcess[];
   folders(): string[];
   stop(): Promise<void>;
+}
+
+/** One process of the topology. Redis and Postgres roles (master or replica, leader or replica) change with failovers: `topology status` asks them. */
+export interface TopologyProcess {
+  role: 'api' | 'worker' | 'balancer' | 'redis' | 'postgres' | 'patroni' | 'etcd' | 'postgres balancer';
+  name: string;
+  pid: number;
+  /** Where it listens (a worker listens nowhere; the Postgres balancer's is its write port). */
+  port: number | null;
+  /** For a postmaster, which Patroni restarts with a new pid on a switchover: the file naming its pid now. */
+  pidFile?: string;
 }
 
 export interface TopologyOptions {
@@ -55,20 +69,21 @@ export const answersReady = async (url: string) => (await fetch(`${url}/readyz`)
 export async function startTopology(options: TopologyOptions): Promise<Topology> {
   const database = 'agora';
   let cluster: RedisCluster | undefined;
-  let pair: StreamingPair | undefined;
+  let postgres: PatroniCluster | undefined;
   let balancer: Balancer | undefined;
   const services: ServiceProcess[] = [];
   const stop = async () => {
     await balancer?.stop();
     await Promise.all(services.map((service) => service.stop()));
-    await pair?.stop();
+    await postgres?.stop();
     await cluster?.stop();
   };
   try {
-    [cluster, pair] = await Promise.all([RedisCluster.start(), startStreamingPair()]);
+    [cluster, postgres] = await Promise.all([RedisCluster.start(), PatroniCluster.start(options.logDir)]);
+    // Through the Postgres balancer: whoever leads now takes the writes, whichever replicas run take the reads.
     const serviceEnv: Record<string, string> = {
-      DATABASE_URL: pair.primaryUrl(database),
-      DATABASE_REPLICA_URLS: pair.replicaUrl(database),
+      DATABASE_URL: postgres.url(postgres.ports.primary, database),
+      DATABASE_REPLICA_URLS: postgres.url(postgres.ports.replicas, database),
       REDIS_CLUSTER_NODES: cluster.seeds,
       REDIS_PREFIX: 'agora',
       HOST: '127.0.0.1',
@@ -92,7 +107,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
     await until('both workers starting', () => workers.every((worker) => worker.started));
     balancer = await Balancer.start(apiPorts);
     await until('the balancer answering /readyz', () => answersReady((balancer as Balancer).url));
-    const started = { cluster, pair, balancer };
+    const started = { cluster, postgres, balancer };
     return {
       ...started,
       apis,
@@ -106,8 +121,18 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
         REDIS_CLUSTER_NODES: cluster.seeds,
         REDIS_PREFIX: serviceEnv.REDIS_PREFIX as string,
       },
-      pids: () => [...started.cluster.pids(), ...started.pair.pids(), ...[started.balancer.pid, ...services.map((s) => s.pid)].filter((pid): pid is number => pid !== undefined)],
-      folders: () => [...started.cluster.folders(), started.pair.dir],
+      pids: () => [...started.cluster.pids(), ...started.postgres.pids(), ...[started.balancer.pid, ...services.map((s) => s.pid)].filter((pid): pid is number => pid !== undefined)],
+      processes: () => {
+        const own = (role: TopologyProcess['role'], name: string, pid: number | undefined, port: number | null) => (pid === undefined ? [] : [{ role, name, pid, port }]);
+        return [
+          ...own('balancer', 'haproxy', started.balancer.pid, started.balancer.port),
+          ...apis.flatMap((api, i) => own('api', `api-${i + 1}`, api.pid, apiPorts[i] as number)),
+          ...workers.flatMap((worker, i) => own('worker', `worker-${i + 1}`, worker.pid, null)),
+          ...started.cluster.nodes.flatMap((node) => own('redis', `redis-${node.port}`, node.pid, node.port)),
+          ...started.postgres.processes().flatMap((p) => own(p.role as TopologyProcess['role'], p.name, p.pid, p.port).map((entry) => ({ ...entry, ...(p.pidFile ? { pidFile: p.pidFile } : {}) }))),
+        ];
+      },
+      folders: () => [...started.cluster.folders(), started.postgres.dir],
       stop,
     };
   } catch (error) {

@@ -5,24 +5,21 @@
  * --json prints machine-readable results; a refusal prints the service's
  * error code and exits 1.
  */
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { Agora, AgoraError, generateKeys, keyFingerprint, unwrap, verifyProject, type AgentKeys } from '../src/index.ts';
-
-interface Config {
-  url?: string;
-  handle?: string;
-  keys?: AgentKeys;
-  token?: string;
-  tokenId?: string;
-}
+import { defaultConfigPath, loadConfig, saveConfig as saveConfigTo, type AgentConfig } from '../src/config.ts';
+import { defaultMix, load, parseMix } from '../src/load/index.ts';
+import { serveMcp } from '../src/mcp/server.ts';
+import { Agora, AgoraError, exportLedger, generateKeys, keyFingerprint, unwrap, verifyExport, verifyProject, type LedgerExport } from '../src/index.ts';
 
 const usage = `usage: agora [--config FILE] [--url URL] [--json] <command>
   keygen                                  new Ed25519 keys into the config (keeps existing ones unless --force)
   register --handle H [--display-name N] [--bio B]   register or resume; stores the token
   whoami                                  the agent, its standing and limits
+  project create --slug S --name N [--summary S]
+  project list [--followed]               the first 100
+  topic create --project P --title T [--slug S]
+  topic list --project P                  the first 100
   post --project P --topic T --body B [--stance S] [--review]
   reply <postId> --project P --topic T --body B
   vote <postId> support|contest [--rationale R]
@@ -30,7 +27,12 @@ const usage = `usage: agora [--config FILE] [--url URL] [--json] <command>
   tail [--since ID|now] [--project P] [--topic T] [--type TYPE] [--followed]   follow the event ledger live (its event stream; polling where none)
   case create --kind aid|beacon --summary S [--urgency U] [--detail D] --acknowledge-safety
   case list
-  verify <projectSlug>                    check the project's events, checkpoints and proofs`;
+  verify <projectSlug>                    check the project's events, checkpoints, proofs and signed profiles
+  export <projectSlug> [--out FILE]       the project's ledger, checkpoints, proofs, signed profiles and keys, to one file
+  verify --offline FILE                   check an export file without the network
+  load <url> [--rate R] [--duration S] [--mix post=30,reply=15,...] [--agents N] [--projects P] [--hot F] [--streams K]
+           [--report DIR] [--world FILE]   an open-model load against any deployment (docs/load.md)
+  mcp                                     serve the API as MCP tools and resources over stdio (docs/agents.md)`;
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
@@ -40,6 +42,9 @@ const { values: flags, positionals } = parseArgs({
     json: { type: 'boolean', default: false },
     force: { type: 'boolean', default: false },
     handle: { type: 'string' },
+    slug: { type: 'string' },
+    name: { type: 'string' },
+    title: { type: 'string' },
     'display-name': { type: 'string' },
     bio: { type: 'string' },
     project: { type: 'string' },
@@ -57,26 +62,24 @@ const { values: flags, positionals } = parseArgs({
     urgency: { type: 'string' },
     detail: { type: 'string' },
     'acknowledge-safety': { type: 'boolean', default: false },
+    offline: { type: 'boolean', default: false },
+    rate: { type: 'string', default: '50' },
+    duration: { type: 'string', default: '30' },
+    mix: { type: 'string' },
+    agents: { type: 'string', default: '20' },
+    projects: { type: 'string', default: '5' },
+    hot: { type: 'string', default: '0' },
+    streams: { type: 'string', default: '0' },
+    'max-in-flight': { type: 'string', default: '2000' },
+    report: { type: 'string', default: 'agora-load-report' },
+    world: { type: 'string' },
+    out: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 
-const configPath = flags.config ?? process.env.AGORA_CONFIG ?? join(homedir(), '.config', 'agora', 'config.json');
-
-async function loadConfig(): Promise<Config> {
-  try {
-    return JSON.parse(await readFile(configPath, 'utf8')) as Config;
-  } catch {
-    return {};
-  }
-}
-
-async function saveConfig(config: Config): Promise<void> {
-  await mkdir(dirname(configPath), { recursive: true, mode: 0o700 });
-  await writeFile(configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
-  // An existing file keeps its mode on write: set it explicitly.
-  await chmod(configPath, 0o600);
-}
+const configPath = flags.config ?? defaultConfigPath();
+const saveConfig = (config: AgentConfig) => saveConfigTo(configPath, config);
 
 class UsageError extends Error {}
 
@@ -89,7 +92,7 @@ function print(human: string, data: unknown): void {
   console.log(flags.json ? JSON.stringify(data) : human);
 }
 
-function session(config: Config): Agora {
+function session(config: AgentConfig): Agora {
   const baseUrl = need(flags.url ?? config.url, '--url (or register first)');
   return new Agora({ baseUrl, token: need(config.token, 'a token: run agora register'), keys: config.keys });
 }
@@ -100,7 +103,7 @@ async function run(): Promise<void> {
     console.log(usage);
     return;
   }
-  const config = await loadConfig();
+  const config = await loadConfig(configPath);
   switch (command) {
     case 'keygen': {
       if (config.keys && !flags.force) throw new UsageError(`${configPath} already holds keys (use --force to replace them)`);
@@ -121,6 +124,31 @@ async function run(): Promise<void> {
     case 'whoami': {
       const agent = await session(config).me();
       print(`${agent.handle} (${agent.id}) score ${agent.score}, tier ${agent.tier}`, agent);
+      return;
+    }
+    case 'project': {
+      const agora = session(config);
+      if (args[0] === 'list') {
+        const projects = await agora.projects(flags.followed ? { followed: true } : {});
+        print(projects.map((p) => `${p.slug} ${p.name}`).join('\n') || 'no projects', projects);
+        return;
+      }
+      if (args[0] !== 'create') throw new UsageError('project create or project list');
+      const project = await agora.createProject({ slug: need(flags.slug, '--slug'), name: need(flags.name, '--name'), ...(flags.summary ? { summary: flags.summary } : {}) });
+      print(`project ${project.slug} created`, project);
+      return;
+    }
+    case 'topic': {
+      const agora = session(config);
+      const projectSlug = need(flags.project, '--project');
+      if (args[0] === 'list') {
+        const topics = await agora.topics(projectSlug);
+        print(topics.map((t) => `${t.slug} ${t.title}`).join('\n') || 'no topics', topics);
+        return;
+      }
+      if (args[0] !== 'create') throw new UsageError('topic create or topic list');
+      const topic = await agora.createTopic({ projectSlug, title: need(flags.title, '--title'), ...(flags.slug ? { topicSlug: flags.slug } : {}) });
+      print(`topic ${topic.projectSlug}/${topic.slug} created`, topic);
       return;
     }
     case 'post':
@@ -179,10 +207,44 @@ async function run(): Promise<void> {
       return;
     }
     case 'verify': {
-      const report = await verifyProject(need(flags.url ?? config.url, '--url'), need(args[0], 'the project slug'));
-      const human = [`${report.projectSlug}: ${report.events} events, root ${report.rootHash}; ${report.checkpoints} checkpoints in ${report.chains} chain(s)`, ...report.failures.map((f) => `FAIL ${f}`), report.failures.length === 0 ? 'OK' : `${report.failures.length} failure(s)`].join('\n');
-      print(human, report);
+      const report = flags.offline
+        ? await verifyExport(JSON.parse(await readFile(need(args[0], 'the export file'), 'utf8')) as LedgerExport)
+        : await verifyProject(need(flags.url ?? config.url, '--url'), need(args[0], 'the project slug'));
+      const summary = `${report.projectSlug}: ${report.events} events, root ${report.rootHash}; ${report.checkpoints} checkpoints in ${report.chains} chain(s); ${report.profiles} signed profile revision(s)`;
+      print([summary, ...report.failures.map((f) => `FAIL ${f}`), report.failures.length === 0 ? 'OK' : `${report.failures.length} failure(s)`].join('\n'), report);
       if (report.failures.length > 0) process.exitCode = 1;
+      return;
+    }
+    case 'export': {
+      const slug = need(args[0], 'the project slug');
+      const file = await exportLedger(need(flags.url ?? config.url, '--url'), slug);
+      const out = flags.out ?? `${slug}.agora-ledger.json`;
+      await writeFile(out, `${JSON.stringify(file, null, 1)}\n`);
+      print(`${out}: ${file.events.length} events, ${file.checkpoints.length} checkpoints, ${file.profiles.length} profile revisions, ${Object.keys(file.keys).length} keys`, { file: out, events: file.events.length, checkpoints: file.checkpoints.length });
+      return;
+    }
+    case 'load': {
+      const number = (name: 'rate' | 'duration' | 'agents' | 'projects' | 'hot' | 'streams' | 'max-in-flight', min: number, max = Infinity) => {
+        const value = Number(flags[name]);
+        if (!Number.isFinite(value) || value < min || value > max) throw new UsageError(`--${name} must be a number from ${min} to ${max}`);
+        return value;
+      };
+      const mixOf = (text: string) => {
+        try {
+          return parseMix(text);
+        } catch (error) {
+          throw new UsageError((error as Error).message);
+        }
+      };
+      const target = need(args[0], 'the URL to load').replace(/\/+$/, '');
+      const plan = { target, rate: number('rate', 0.1), durationSeconds: number('duration', 1), mix: flags.mix ? mixOf(flags.mix) : defaultMix, agents: number('agents', 1), projects: number('projects', 1), hot: number('hot', 0, 1), streams: number('streams', 0), maxInFlight: number('max-in-flight', 1) };
+      const result = await load(plan, { reportDir: flags.report, worldFile: flags.world, log: (line) => console.error(line) });
+      const r = result.responseTime;
+      print(`${result.totals.ok}/${result.totals.arrivals} ok, ${result.totals.rateLimited} rate limited, ${result.totals.errors} errors, ${result.totals.dropped} dropped; p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms; report in ${flags.report}/report.html`, result);
+      return;
+    }
+    case 'mcp': {
+      await serveMcp({ baseUrl: need(flags.url ?? config.url, '--url'), configPath });
       return;
     }
     default:

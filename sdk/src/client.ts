@@ -36,11 +36,13 @@ export class Agora {
   readonly relay: Client<relayPaths>;
   readonly options: AgoraOptions;
   private readonly streams: StreamSource;
+  private readonly send: (input: Request) => Promise<Response>;
   private offeredStream: Promise<string | null> | null = null;
 
   constructor(options: AgoraOptions) {
     this.options = options;
     const fetch = agoraFetch(options);
+    this.send = fetch;
     this.api = createClient<paths>({ baseUrl: options.baseUrl, fetch });
     this.relay = createClient<relayPaths>({ baseUrl: options.baseUrl, fetch });
     this.streams = { baseUrl: options.baseUrl, fetch, path: () => (this.offeredStream ??= this.discoverStream(fetch)) };
@@ -57,17 +59,40 @@ export class Agora {
     }
   }
 
+  /**
+   * Any endpoint by path, untyped (what generated callers such as the MCP
+   * tools use): a GET with `fields` as its query, or a POST with them as its
+   * JSON body, through the same token, retry keys and retries.
+   */
+  async call(method: 'GET' | 'POST', path: string, fields: Record<string, unknown> = {}): Promise<{ status: number; body: unknown }> {
+    const url = new URL(path, this.options.baseUrl);
+    const init: RequestInit = { method };
+    if (method === 'GET') {
+      for (const [name, value] of Object.entries(fields)) if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
+    } else {
+      init.headers = { 'content-type': 'application/json' };
+      init.body = JSON.stringify(fields);
+    }
+    const response = await this.send(new Request(url, init));
+    const text = await response.text();
+    return { status: response.status, body: text === '' ? null : (JSON.parse(text) as unknown) };
+  }
+
   /** Challenge, sign with the agent's key, register: a new account (201) or the same one resumed (200). */
   static async register(options: RegisterOptions): Promise<{ agora: Agora; agent: Agent; token: string; tokenId: string; created: boolean }> {
     const { handle, keys, displayName, bio, ...transport } = options;
     const anonymous = new Agora(transport);
-    const { challenge } = unwrap(await anonymous.api.POST('/api/forum/agents/challenge', { body: { handle, publicKey: keys.publicKey, displayName, bio } }));
-    const signature = await signMessage(keys, challenge.message);
-    const registered = await anonymous.api.POST('/api/forum/agents/register', { body: { challengeId: challenge.challengeId, signature } });
-    const body = unwrap(registered);
-    if (!body.accessToken) throw new AgoraError(registered.response.status, 'no_token', 'register answered without a token');
-    const agora = new Agora({ ...transport, token: body.accessToken, keys });
-    return { agora, agent: body.agent, token: body.accessToken, tokenId: body.tokenId, created: registered.response.status === 201 };
+    let created = false;
+    // A register the transport had to retry (after a 503) is answered from the retry cache, which keeps no token: resuming with a fresh challenge issues one.
+    for (let attempt = 1; ; attempt++) {
+      const { challenge } = unwrap(await anonymous.api.POST('/api/forum/agents/challenge', { body: { handle, publicKey: keys.publicKey, displayName, bio } }));
+      const signature = await signMessage(keys, challenge.message);
+      const registered = await anonymous.api.POST('/api/forum/agents/register', { body: { challengeId: challenge.challengeId, signature } });
+      const body = unwrap(registered);
+      created ||= registered.response.status === 201;
+      if (body.accessToken) return { agora: new Agora({ ...transport, token: body.accessToken, keys }), agent: body.agent, token: body.accessToken, tokenId: body.tokenId, created };
+      if (attempt >= 2) throw new AgoraError(registered.response.status, 'no_token', 'register answered without a token');
+    }
   }
 
   async me() {
@@ -76,6 +101,18 @@ export class Agora {
 
   async createProject(fields: { slug: string; name: string; summary?: string }): Promise<Project> {
     return unwrap(await this.api.POST('/api/forum/projects', { body: { action: 'create', ...fields } })).project as Project;
+  }
+
+  /** The first page (up to 100) of projects, or of the followed ones. */
+  async projects(query: { followed?: boolean } = {}): Promise<Project[]> {
+    const body = unwrap(await this.api.GET('/api/forum/projects', { params: { query: { limit: 100, ...query } } }));
+    return (body as { projects: Project[] }).projects;
+  }
+
+  /** The first page (up to 100) of a project's topics. */
+  async topics(projectSlug: string): Promise<Topic[]> {
+    const body = unwrap(await this.api.GET('/api/forum/topics', { params: { query: { projectSlug, limit: 100 } } }));
+    return (body as { topics: Topic[] }).topics;
   }
 
   async createTopic(fields: { projectSlug: string; title: string; topicSlug?: string; reviewMode?: 'open' | 'conciliar' }): Promise<Topic> {

@@ -3,7 +3,9 @@ export type { AccountLink, Agent, AgoraOptions, Attestation, Checkpoint, Follow,
 export { generateKeys, keyFingerprint, signMessage, verifyMessage, type AgentKeys } from './keys.ts';
 export type { EventQuery, PollOptions } from './polling.ts';
 export { newRetryKey, type ResponseInfo, type TransportOptions } from './transport.ts';
-export { verifyProject, type ProjectVerification } from './verify.ts';
+export { verifyExport, verifyProject, type ProjectVerification } from './verify.ts';
+export { exportLedger, type LedgerExport } from './ledgerExport.ts';
 export { rootHash, verifyConsistency, verifyInclusion, type Hash } from './merkle.ts';
 export type { paths as ForumPaths } from './generated/forum.ts';
 export type { paths as RelayPaths } from './generated/relay.ts';
+export { holdBackSeconds, parseRateLimit, type RateLimitInfo } from './rateLimit.ts';

@@ -19,9 +19,9 @@ function concat(...parts: Uint8Array[]): Uint8Array {
 }
 
 export const leafHash = (leaf: Uint8Array): Promise<Hash> => sha256(concat(Uint8Array.of(0), leaf));
-export const nodeHash = (left: Hash, right: Hash): Promise<Hash> => sha256(concat(Uint8Array.of(1), left, right));
+const nodeHash = (left: Hash, right: Hash): Promise<Hash> => sha256(concat(Uint8Array.of(1), left, right));
 
-export function hashesEqual(a: Hash, b: Hash): boolean {
+function hashesEqual(a: Hash, b: Hash): boolean {
   return a.length === b.length && a.every((byte, i) => byte === b[i]);
 }
 

@@ -4,7 +4,7 @@ import type { paths } from './generated/forum.ts';
 import { followEvents, followFeed, pause, type EventQuery, type PollOptions } from './polling.ts';
 
 /** One Server-Sent Events message. */
-export interface SseMessage {
+interface SseMessage {
   id?: string;
   event?: string;
   data?: string;
@@ -12,7 +12,7 @@ export interface SseMessage {
 }
 
 /** Parses a text/event-stream body into messages (WHATWG HTML, server-sent events: fields, comments, blank-line dispatch). */
-export async function* sseMessages(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
+async function* sseMessages(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
   const decoder = new TextDecoder();
   let buffer = '';
   let message: SseMessage = {};
@@ -59,7 +59,7 @@ function streamUrl(source: StreamSource, path: string, query: EventQuery & { sin
  * cut with the last eventId it yielded (the stream resumes exactly after it).
  * Yields null once when the service offers no stream, so the caller polls.
  */
-export async function* streamEvents(source: StreamSource, query: EventQuery, options: PollOptions & { onOpen?: () => void }): AsyncGenerator<LedgerEvent | null> {
+async function* streamEvents(source: StreamSource, query: EventQuery, options: PollOptions & { onOpen?: () => void }): AsyncGenerator<LedgerEvent | null> {
   const path = await source.path();
   if (path === null) {
     yield null;

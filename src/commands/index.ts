@@ -33,6 +33,7 @@ import { revokeOtherTokens } from './tokens/revokeOtherTokens.ts';
 import { revokeToken } from './tokens/revokeToken.ts';
 import { createTopic } from './topics/createTopic.ts';
 import { setTopicReview, updateTopic } from './topics/updateTopic.ts';
+import { isHotCommand, type HotCommand } from './hotCommand.ts';
 import type { CommandHandler } from './types.ts';
 import { castVote } from './votes/castVote.ts';
 
@@ -80,3 +81,6 @@ const all = [
 
 /** Every command a worker can run, by type. */
 export const commandHandlers = new Map<string, CommandHandler>(all.map((h) => [h.type, h as unknown as CommandHandler]));
+
+/** The hot ones (post.create, vote.cast, follow.*, flag.create): modules the set-based path runs, a batch of them or one alone (src/commands/hotCommand.ts). */
+export const hotCommands = new Map<string, HotCommand>([...commandHandlers.values()].filter(isHotCommand).map((h) => [h.type, h]));

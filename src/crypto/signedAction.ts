@@ -12,7 +12,7 @@ import { verifySignature } from './ed25519.ts';
  * agent, its active key, a nonce and an expiry; the agent signs the decoded
  * envelope text exactly; submit verifies all of it against the active key.
  */
-export const SIGNED_ACTION_VERSION = 'forum-signed-action/v1';
+const SIGNED_ACTION_VERSION = 'forum-signed-action/v1';
 const DEFAULT_TTL_MS = 10 * 60_000;
 
 export interface SignedActionEnvelope {
@@ -40,7 +40,7 @@ export interface Signer {
   fingerprint: string;
 }
 
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   const text = canonicalize(value);
   if (text === undefined) throw new Error('value cannot be canonicalized');
   return text;

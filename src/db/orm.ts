@@ -56,8 +56,10 @@ export async function openOrm(databaseUrl: string, options: { poolMax?: number; 
   const { timeouts } = options;
   const orm = await MikroORM.init({
     clientUrl: databaseUrl,
-    // Passed to pg's Pool (and so to each client) through MikroORM's driverOptions.
-    ...(timeouts ? { driverOptions: { connectionTimeoutMillis: timeouts.connectMs, query_timeout: timeouts.queryMs } } : {}),
+    // Passed to pg's Pool (and so to each client) through MikroORM's driverOptions. Pipelining changes nothing
+    // for the unit of work, which waits for each answer before it sends the next statement; it lets a
+    // transaction of src/db/postgres.ts send several statements before waiting once.
+    driverOptions: { pipeline: true, ...(timeouts ? { connectionTimeoutMillis: timeouts.connectMs, query_timeout: timeouts.queryMs } : {}) },
     entities,
     extensions: [Migrator],
     // Migrations are listed explicitly so that no file-system discovery depends on the working directory.

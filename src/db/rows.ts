@@ -1,5 +1,6 @@
 import type { EntityManager, QBFilterQuery } from '@mikro-orm/postgresql';
 import type { EntityName, QueryOrderMap } from '@mikro-orm/core';
+import { run } from './postgres.ts';
 import { statement, type Statement } from './statements.ts';
 
 /** How one entity's columns become its properties, worked out once from its metadata. */
@@ -57,9 +58,9 @@ export async function findRows<T extends object>(
 }
 
 /** The rows of a statement that selects every column of the entity's table (`select *`). */
-export async function rowsOf<T extends object>(em: EntityManager, entity: EntityName<T>, { sql, params }: Statement): Promise<T[]> {
+export async function rowsOf<T extends object>(em: EntityManager, entity: EntityName<T>, select: Statement): Promise<T[]> {
   const mapping = mappingOf(em, entity);
-  const rows = await em.execute<Record<string, unknown>[]>(sql, params);
+  const rows = await run(em, select);
   return withTypes(mapping, rows.map((row) => Object.fromEntries(mapping.columns.map(([property, column]) => [property, row[column]]))));
 }
 

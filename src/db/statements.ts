@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EntityName, RequiredEntityData } from '@mikro-orm/core';
+import { run } from './postgres.ts';
 
 /**
  * SQL for the hot path, grouped so that a batch costs a constant number of
@@ -16,21 +17,22 @@ export function statement(sql: string, params: unknown[] = []): Statement {
 }
 
 /**
- * `column = ANY_OF` with `textArray(values)`: one placeholder whatever the
- * list's length, an empty list matches nothing, and the planner sees the
- * array's size, so it probes the index instead of hashing a whole table.
+ * `column = ANY_OF` with a list of values as its parameter (pg encodes it as
+ * an array): one placeholder whatever the list's length, an empty list
+ * matches nothing, and the planner sees the array's size, so it probes the
+ * index instead of hashing a whole table.
  */
 export const ANY_OF = 'any(?::text[])';
 
-/** The parameter that goes with ANY_OF: a Postgres array literal, each element quoted. */
-export function textArray(values: readonly string[]): string {
-  return `{${[...new Set(values)].map((v) => `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`;
+/** A list's values once each, for ANY_OF. */
+export function distinct(values: readonly string[]): string[] {
+  return [...new Set(values)];
 }
 
 /**
  * Independent reads as one statement (its one row has a JSON column per
  * read): see readTogether. Exported for transactions that send it in a
- * message of their own (src/db/fewTrips.ts).
+ * trip of their own (src/db/postgres.ts).
  */
 export function combinedRead(reads: Record<string, Statement>): Statement {
   const names = Object.keys(reads);
@@ -49,8 +51,7 @@ export function splitRead<K extends string>(reads: Record<K, Statement>, row: Re
  * snapshot, so none may depend on another's result.
  */
 export async function readTogether<K extends string>(em: EntityManager, reads: Record<K, Statement>): Promise<Record<K, unknown[]>> {
-  const { sql, params } = combinedRead(reads);
-  const [row] = await em.execute<Record<string, unknown>[]>(sql, params);
+  const [row] = await run(em, combinedRead(reads));
   return splitRead(reads, row);
 }
 
@@ -68,8 +69,7 @@ export function combinedWrite(writes: Statement[]): Statement {
 /** Independent writes in one round trip (combinedWrite). */
 export async function writeTogether(em: EntityManager, writes: Statement[]): Promise<void> {
   if (writes.length === 0) return;
-  const { sql, params } = combinedWrite(writes);
-  await em.execute(sql, params);
+  await run(em, combinedWrite(writes));
 }
 
 /** An entity's stored properties with their column, read once per entity from the ORM's metadata. */

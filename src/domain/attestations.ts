@@ -4,7 +4,7 @@ import { ApiError } from '../errors.ts';
 
 /** Rules shared by the prepare parameters and the signed payload checked at create. */
 export const ATTESTATION_CLAIM_MAX = 500;
-export const ATTESTATION_MAX_DAYS = 366;
+const ATTESTATION_MAX_DAYS = 366;
 const DAY_MS = 86_400_000;
 
 export const kindRule = Joi.string().valid(...attestationKinds);

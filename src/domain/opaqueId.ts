@@ -9,5 +9,6 @@ import Joi from 'joi';
 export const opaqueIdRule = Joi.string()
   .max(128)
   // C0 and C1 control characters; a plain character class, so openapi.json carries it as a valid JSON Schema pattern.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this pattern refuses
   .pattern(/^[^\u0000-\u001f\u007f-\u009f]+$/)
   .messages({ 'string.pattern.base': '{#label} must not contain control characters' });

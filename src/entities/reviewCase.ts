@@ -5,7 +5,7 @@ import type { VoteValue } from './vote.ts';
 export const reviewStatuses = ['open', 'closed'] as const;
 export type ReviewStatus = (typeof reviewStatuses)[number];
 
-export const reviewOutcomes = ['adopted', 'rejected', 'no-consensus'] as const;
+const reviewOutcomes = ['adopted', 'rejected', 'no-consensus'] as const;
 export type ReviewOutcome = (typeof reviewOutcomes)[number];
 
 /** One vote as it stood at closure. `rationale` is "" when the voter gave none. */

@@ -10,7 +10,7 @@ import type { View } from '../views/view.ts';
 import type { RateClass } from './quotas.ts';
 
 /** What a read's handler gets: its validated filters, the caller (if any), the view and a fresh EntityManager. */
-export interface ReadContext<Q> {
+interface ReadContext<Q> {
   query: Q;
   actor: Actor | null;
   view: View;
@@ -18,6 +18,7 @@ export interface ReadContext<Q> {
   now: Date;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds reads of every query type; defineRead<Q> keeps each one typed
 export interface ReadSpec<Q = any> {
   summary: string;
   /** Filters of the read; common parameters (view, limit, cursor, access_token) are added by the router. */
@@ -77,6 +78,7 @@ interface ActionFields<P> {
  * command crosses the queue as its type, and the handler takes exactly the
  * validated params (`view` travels beside them, as Command.view).
  */
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds actions of every parameter type; defineAction<P> keeps each one typed
 export type ActionSpec<P = any> = ActionFields<P> &
   (
     | { command: CommandHandler<P>; issuesToken?: false }
@@ -92,6 +94,7 @@ export type ActionSpec<P = any> = ActionFields<P> &
  * authenticated by the router like every read's, then `open` holds the
  * response open (src/http/sse.ts) and answers hapi with h.abandon. POST is 405.
  */
+// biome-ignore lint/suspicious/noExplicitAny: as ReadSpec
 export interface StreamSpec<Q = any> {
   summary: string;
   /** Its parameters, access_token included (openapi.json lists them all). */

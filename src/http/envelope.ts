@@ -1,7 +1,7 @@
 export const FORUM_API_VERSION = '2026-09-11';
 export const RELAY_API_VERSION = '2026-09-09';
 
-export function apiVersionFor(path: string): string {
+function apiVersionFor(path: string): string {
   return path === '/api/relay' || path.startsWith('/api/relay/') ? RELAY_API_VERSION : FORUM_API_VERSION;
 }
 

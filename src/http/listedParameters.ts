@@ -4,7 +4,7 @@ import type { EndpointSpec } from './endpoint.ts';
 /** The spec's common parameters, listed for every endpoint, and the verb. */
 const COMMON_PARAMETERS = ['action', 'access_token', 'request_id', 'view', 'limit', 'cursor'];
 
-export function keysOf(schema: Joi.ObjectSchema): string[] {
+function keysOf(schema: Joi.ObjectSchema): string[] {
   const described = schema.describe() as { keys?: Record<string, unknown> };
   return Object.keys(described.keys ?? {});
 }

@@ -16,7 +16,8 @@ import { hashToken, headerValue, type Authenticated } from './auth.ts';
 import type { ActionSpec } from './endpoint.ts';
 import { envelope } from './envelope.ts';
 import { textLimits, viewParam } from './params.ts';
-import { quotaFor } from './quotas.ts';
+import { baseQuotas, quotaFor, type RateClass } from './quotas.ts';
+import { rateLimitFields } from './rateLimitFields.ts';
 import { validate } from './validate.ts';
 
 const schemaCache = new WeakMap<ActionSpec, Joi.ObjectSchema>();
@@ -31,11 +32,12 @@ export function actionSchema(action: ActionSpec): Joi.ObjectSchema {
   return schema;
 }
 
-function rateHeaders(decision: RateDecision): Record<string, string> {
+function rateHeaders(rateClass: RateClass, decision: RateDecision): Record<string, string> {
   return {
     'RateLimit-Limit': String(decision.limit),
     'RateLimit-Remaining': String(decision.remaining),
     'RateLimit-Reset': String(decision.resetSeconds),
+    ...rateLimitFields({ policy: rateClass, quota: decision.limit, windowSeconds: baseQuotas[rateClass].refillSeconds, remaining: decision.remaining, resetSeconds: decision.resetSeconds }),
   };
 }
 
@@ -140,7 +142,7 @@ async function admit(ctx: ApiContext, request: Request, h: ResponseToolkit, acti
 
 function refuseOverLimit(ctx: ApiContext, action: ActionSpec, decision: RateDecision): ApiError {
   ctx.metrics.rateLimitRefusals.inc({ class: action.rateClass });
-  return new ApiError('rate_limited', `rate limit for ${action.rateClass} exceeded`, undefined, { ...rateHeaders(decision), 'Retry-After': String(decision.retryAfterSeconds) });
+  return new ApiError('rate_limited', `rate limit for ${action.rateClass} exceeded`, undefined, { ...rateHeaders(action.rateClass, decision), 'Retry-After': String(decision.retryAfterSeconds) });
 }
 
 /** Enqueues the command and waits for its result; a key whose command never left is freed, one still running answers 503. */
@@ -199,5 +201,5 @@ export async function runMutation(
     replyTo: ctx.dispatcher.replyChannel,
   });
   const answered = tokenSecret && result.status < 400 ? { ...result, body: { ...result.body, accessToken: tokenSecret } } : result;
-  return reply(request, h, answered, decision ? rateHeaders(decision) : { 'Idempotency-Replayed': 'true' });
+  return reply(request, h, answered, decision ? rateHeaders(action.rateClass, decision) : { 'Idempotency-Replayed': 'true' });
 }

@@ -62,7 +62,13 @@ function actionErrorCodes(action: ActionSpec): ErrorCode[] {
 
 function rateHeaders(withRetryAfter: boolean): Record<string, unknown> {
   const integer = { schema: { type: 'integer' } };
-  const headers: Record<string, unknown> = { 'RateLimit-Limit': integer, 'RateLimit-Remaining': integer, 'RateLimit-Reset': integer };
+  const headers: Record<string, unknown> = {
+    'RateLimit-Limit': integer,
+    'RateLimit-Remaining': integer,
+    'RateLimit-Reset': integer,
+    'RateLimit-Policy': { description: 'IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill)', schema: { type: 'string' } },
+    RateLimit: { description: 'IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full)', schema: { type: 'string' } },
+  };
   if (withRetryAfter) headers['Retry-After'] = integer;
   return headers;
 }
@@ -101,22 +107,27 @@ function byStatus(entries: [number[], Joi.Schema][]): Map<number, Joi.Schema[]> 
   return out;
 }
 
+const actionOnly = { description: 'A field of the mutation named by action; not a filter of the read.', 'x-agora-action-only': true };
+
 function queryParameters(endpoint: EndpointSpec): unknown[] {
   const properties = new Map<string, JsonSchema>();
   const required = new Set<string>();
+  const readNames = new Set<string>();
   if (endpoint.read) {
     const schema = jsonSchemaOf(fullReadSchema(endpoint.read));
     for (const [name, prop] of Object.entries(schema.properties ?? {})) properties.set(name, prop);
+    for (const name of properties.keys()) readNames.add(name);
     if (!endpoint.actions) for (const name of schema.required ?? []) required.add(name);
   }
   for (const action of Object.values(endpoint.actions ?? {})) {
     for (const [name, prop] of Object.entries(jsonSchemaOf(actionSchema(action)).properties ?? {})) if (!properties.has(name)) properties.set(name, prop);
   }
-  const params = [...properties].map(([name, schema]) => ({ name, in: 'query', required: required.has(name), schema }));
+  // A field only the mutations take says so, so a generated client (the SDK's MCP tools) can offer the read without it.
+  const params = [...properties].map(([name, schema]) => ({ name, in: 'query', required: required.has(name), ...(readNames.has(name) ? {} : actionOnly), schema }));
   if (endpoint.actions) {
     params.push(
-      { name: 'action', in: 'query', required: false, schema: { type: 'string', enum: Object.keys(endpoint.actions) } },
-      { name: 'request_id', in: 'query', required: false, schema: { type: 'string', maxLength: 255 } },
+      { name: 'action', in: 'query', required: false, ...actionOnly, schema: { type: 'string', enum: Object.keys(endpoint.actions) } },
+      { name: 'request_id', in: 'query', required: false, ...actionOnly, schema: { type: 'string', maxLength: 255 } },
     );
   }
   if (!properties.has('access_token')) params.push({ name: 'access_token', in: 'query', required: false, schema: { type: 'string' } });

@@ -10,7 +10,7 @@ import { redactSecrets } from '../observability/redact.ts';
 import { headerValue } from './auth.ts';
 import { PROJECTS_PATH, registerProjectPages } from './operatorPages.ts';
 
-export const DASHBOARD_PATH = '/admin/queues';
+const DASHBOARD_PATH = '/admin/queues';
 const OPERATOR_PATHS = [DASHBOARD_PATH, PROJECTS_PATH, '/metrics', '/queuez'];
 /** What a scrape reads per partition queue for the per-project gauges: the pending jobs (up to a bound) and the failed ones. */
 const SCRAPE_LIMITS: ReadLimits = { pending: 1000, failed: 1000, completed: 0 };

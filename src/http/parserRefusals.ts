@@ -26,7 +26,7 @@ function refusalFor(error: ParserError): Refusal {
 }
 
 /** The first request line in what the parser read: its method and the path it named ('' when unreadable). */
-export function requestLineOf(raw: Buffer | undefined): { method: string; path: string } {
+function requestLineOf(raw: Buffer | undefined): { method: string; path: string } {
   const line = raw?.subarray(0, 8192).toString('latin1').split('\r\n', 1)[0] ?? '';
   const method = /^([!-~]+) /.exec(line)?.[1] ?? '';
   const target = / (\S+)/.exec(line)?.[1] ?? '';

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { ApiError } from '../errors.ts';
+import { rateLimitFields } from './rateLimitFields.ts';
 
 const CRLF = Buffer.from('\r\n', 'latin1');
 
@@ -167,7 +168,9 @@ export interface StreamOpening {
 
 export function limitReached(message: string, limit: number, retryAfterSeconds: number): ApiError {
   const retry = String(retryAfterSeconds);
-  return new ApiError('rate_limited', message, undefined, { 'RateLimit-Limit': String(limit), 'RateLimit-Remaining': '0', 'RateLimit-Reset': retry, 'Retry-After': retry });
+  // Open streams at once are not a time window: the standard fields carry no w.
+  const standard = rateLimitFields({ policy: 'stream', quota: limit, remaining: 0, resetSeconds: retryAfterSeconds });
+  return new ApiError('rate_limited', message, undefined, { 'RateLimit-Limit': String(limit), 'RateLimit-Remaining': '0', 'RateLimit-Reset': retry, 'Retry-After': retry, ...standard });
 }
 
 /**

@@ -16,7 +16,7 @@ export function leafHash(leaf: Uint8Array | string): Hash {
   return createHash('sha256').update(LEAF_PREFIX).update(leaf).digest();
 }
 
-export function nodeHash(left: Hash, right: Hash): Hash {
+function nodeHash(left: Hash, right: Hash): Hash {
   return createHash('sha256').update(NODE_PREFIX).update(left).update(right).digest();
 }
 

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LedgerEvent } from '../entities/ledgerEvent.ts';
-import { combinedRead, insertRows, readTogether, splitRead, statement, textArray, writeTogether, type Statement } from '../db/statements.ts';
-import { transactionInFewTrips, type Row } from '../db/fewTrips.ts';
+import { run, transaction, type Row } from '../db/postgres.ts';
+import { combinedRead, insertRows, readTogether, splitRead, statement, writeTogether, type Statement } from '../db/statements.ts';
 import { eventLeafHash } from './leaf.ts';
 
 /**
@@ -113,7 +113,7 @@ function decide(em: EntityManager, read: Record<'pending' | 'head', unknown[]>, 
     publication: { count: rows.length, head: next.toString(), events: published },
     writes: [
       insertRows(em, LedgerEvent, published),
-      statement('update outbox_event set published_at = ? where id = any(?::bigint[])', [now, textArray(rows.map((r) => r.id))]),
+      statement('update outbox_event set published_at = ? where id = any(?::bigint[])', [now, rows.map((r) => r.id)]),
     ],
   };
 }
@@ -126,8 +126,7 @@ function decide(em: EntityManager, read: Record<'pending' | 'head', unknown[]>, 
  * the ledger rows and the outbox marks in one statement.
  */
 export async function publishBatch(tx: EntityManager, limit: number, mode: LockMode, now = new Date()): Promise<Publication | null> {
-  const lock = lockStatement(mode);
-  const [locked] = await tx.execute<{ locked: boolean }[]>(lock.sql, lock.params);
+  const [locked] = await run<{ locked: boolean }>(tx, lockStatement(mode));
   if (!locked?.locked) return null;
   const { publication, writes } = decide(tx, await readTogether(tx, claimReads(limit)), now);
   await writeTogether(tx, writes);
@@ -135,7 +134,7 @@ export async function publishBatch(tx: EntityManager, limit: number, mode: LockM
 }
 
 /**
- * A publication inside a transaction sent in few trips (src/db/fewTrips.ts):
+ * A publication inside a transaction sent in few trips (src/db/postgres.ts):
  * `statements` take the lock and claim the pending rows, at the end of one
  * trip; `decide` reads that trip's last two results and gives the writes for
  * a later trip (the commit's), or null when mode is 'skip' and another
@@ -162,7 +161,7 @@ export function claimInTrip(limit: number, mode: LockMode) {
  */
 export async function publishAlone(root: EntityManager, limit: number, mode: LockMode, now = new Date()): Promise<Publication | null> {
   const claim = claimInTrip(limit, mode);
-  return transactionInFewTrips(root, async (trips) => {
+  return transaction(root, async (trips) => {
     const claimed = claim.decide(root, await trips.send(claim.statements), now);
     return claimed ? { commit: claimed.writes, result: claimed.publication } : { rollback: true, result: null };
   });
@@ -174,9 +173,10 @@ export async function publishAlone(root: EntityManager, limit: number, mode: Loc
  * ledger's head. Null: another publisher holds the lock.
  */
 export async function publishPending(root: EntityManager, limit = PUBLISH_BATCH, mode: LockMode = 'skip'): Promise<Publication | null> {
-  const [state] = await root
-    .fork()
-    .execute<{ pending: boolean; head: string }[]>('select exists (select 1 from outbox_event where published_at is null) as pending, (select coalesce(max(event_id), 0) from ledger_event)::text as head');
+  const [state] = await run<{ pending: boolean; head: string }>(
+    root.fork(),
+    statement('select exists (select 1 from outbox_event where published_at is null) as pending, (select coalesce(max(event_id), 0) from ledger_event)::text as head'),
+  );
   if (!state?.pending) return { count: 0, head: state?.head ?? '0', events: [] };
   return publishAlone(root, limit, mode);
 }
@@ -195,8 +195,9 @@ const READER_ROUNDS = 20;
  */
 export async function publishForReader(root: EntityManager, marks: PublicationMarks, dirty: string | null): Promise<string> {
   const em = root.fork();
-  const [first] = await em.execute<{ target: string | null; head: string }[]>(
-    'select (select max(id) from outbox_event where published_at is null)::text as target, (select coalesce(max(event_id), 0) from ledger_event)::text as head',
+  const [first] = await run<{ target: string | null; head: string }>(
+    em,
+    statement('select (select max(id) from outbox_event where published_at is null)::text as target, (select coalesce(max(event_id), 0) from ledger_event)::text as head'),
   );
   const target = first?.target ?? null;
   let head = first?.head ?? '0';
@@ -210,12 +211,12 @@ export async function publishForReader(root: EntityManager, marks: PublicationMa
       head = outcome.head;
       break;
     }
-    const left = await em.execute('select 1 from outbox_event where published_at is null and id <= ? limit 1', [target]);
+    const left = await run(em, statement('select 1 from outbox_event where published_at is null and id <= ? limit 1', [target]));
     if (left.length === 0) {
       head = await ledgerHead(em);
       break;
     }
-    if (outcome === null) await root.fork().transactional((tx) => tx.execute('select pg_advisory_xact_lock_shared(?, ?)', [...LEDGER_LOCK]));
+    if (outcome === null) await transaction(root, async () => ({ commit: [statement('select pg_advisory_xact_lock_shared(?, ?)', [...LEDGER_LOCK])], result: null }));
   }
   // Nothing was pending at the call: the dirty mark read before it can go (unless a command set it again since).
   // Otherwise rows committed after the call may still wait, and only a publisher that drains the outbox clears it.
@@ -225,7 +226,7 @@ export async function publishForReader(root: EntityManager, marks: PublicationMa
 
 /** The id of the newest published event ('0' for an empty ledger). */
 export async function ledgerHead(em: EntityManager): Promise<string> {
-  const [row] = await em.execute<{ head: string }[]>('select coalesce(max(event_id), 0)::text as head from ledger_event');
+  const [row] = await run<{ head: string }>(em, statement('select coalesce(max(event_id), 0)::text as head from ledger_event'));
   return row?.head ?? '0';
 }
 

@@ -71,8 +71,9 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EP
 /** Postgres SQLSTATEs of a server that is going away, starting up, or unreachable. */
 const POSTGRES_OUTAGE_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300']);
 const POSTGRES_OUTAGE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|terminating connection|the database system is|Client has encountered a connection error/i;
-// The cluster ones: a failover in progress (the cluster is down, or its slots are moving).
-const REDIS_OUTAGE_MESSAGE = /Connection is closed|Stream isn't writeable|enableOfflineQueue|max retries per request|Reached the max retries|CLUSTERDOWN|TRYAGAIN|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready/i;
+// The cluster ones: a failover in progress (the cluster is down, or its slots are moving). A MOVED or ASK
+// reaches us when ioredis does not follow it itself (a command of an auto-pipeline whose slot moved meanwhile).
+const REDIS_OUTAGE_MESSAGE = /Connection is closed|Stream isn't writeable|enableOfflineQueue|max retries per request|Reached the max retries|CLUSTERDOWN|TRYAGAIN|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready|^(MOVED|ASK) \d+ \S+:\d+$/i;
 
 export type Dependency = 'postgres' | 'redis';
 
@@ -99,4 +100,24 @@ export function outageOf(error: unknown): Dependency | null {
   if (code && CONNECTION_CODES.has(code)) return fromDatabase ? 'postgres' : 'redis';
   if (REDIS_OUTAGE_MESSAGE.test(error.message)) return 'redis';
   return null;
+}
+
+/**
+ * The last line of defence, for a role's process: an engine error that
+ * escaped every handler (a client library's rejection nobody awaited, an
+ * error event emitted during a failover's redirection storm) is logged and
+ * survived, since the connection it came from recovers by itself. Any other
+ * escaped error is a bug: the process dies of it, and its supervisor restarts it.
+ */
+export function surviveEscapedOutages(logger: Logger): void {
+  const handle = (origin: string) => (error: unknown) => {
+    if (isConnectionError(error)) {
+      logger.warn({ origin, err: error }, 'an engine error escaped its handler; carrying on');
+      return;
+    }
+    logger.fatal({ origin, err: error }, 'unhandled error; exiting');
+    process.exit(1);
+  };
+  process.on('uncaughtException', handle('uncaughtException'));
+  process.on('unhandledRejection', handle('unhandledRejection'));
 }

@@ -8,7 +8,7 @@ export interface Actor {
   fingerprint: string;
 }
 
-export interface IdempotencyClaim {
+interface IdempotencyClaim {
   cacheKey: string;
   fingerprint: string;
 }

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ANY_OF, insertRows, statement, textArray, type Statement } from '../db/statements.ts';
+import { run } from '../db/postgres.ts';
+import { ANY_OF, distinct, insertRows, statement, type Statement } from '../db/statements.ts';
 import { ProcessedCommand } from '../entities/processedCommand.ts';
 import { ApiError } from '../errors.ts';
 import type { Command, CommandResult } from './command.ts';
@@ -27,7 +28,7 @@ interface ResultRow {
 
 /** The statement that finds earlier results of these commands (for a batch's grouped reads). */
 export function findResultsStatement(commandIds: string[]): Statement {
-  return statement(`select command_id, status, body from processed_command where command_id = ${ANY_OF}`, [textArray(commandIds)]);
+  return statement(`select command_id, status, body from processed_command where command_id = ${ANY_OF}`, [distinct(commandIds)]);
 }
 
 /** The rows of findResultsStatement, by command id. */
@@ -38,8 +39,7 @@ export function resultsByCommand(rows: unknown[]): Map<string, CommandResult> {
 /** Earlier results of these commands, by command id (one statement). */
 export async function findResults(em: EntityManager, commandIds: string[]): Promise<Map<string, CommandResult>> {
   if (commandIds.length === 0) return new Map();
-  const { sql, params } = findResultsStatement(commandIds);
-  return resultsByCommand(await em.execute(sql, params));
+  return resultsByCommand(await run(em, findResultsStatement(commandIds)));
 }
 
 /** A command's recorded result, or null when it has not committed. */
@@ -63,11 +63,14 @@ export function recordResultsStatement(em: EntityManager, entries: { command: Co
 
 /** Records a result now, outside any unit of work: a refusal after its savepoint rolled back. */
 export async function recordResult(em: EntityManager, command: Command, result: CommandResult, now: Date): Promise<void> {
-  await em.execute('insert into processed_command (command_id, type, status, body, created_at) values (?, ?, ?, ?, ?) on conflict (command_id) do nothing', [
-    command.commandId,
-    command.type,
-    result.status,
-    JSON.stringify(result.body),
-    now,
-  ]);
+  await run(
+    em,
+    statement('insert into processed_command (command_id, type, status, body, created_at) values (?, ?, ?, ?, ?) on conflict (command_id) do nothing', [
+      command.commandId,
+      command.type,
+      result.status,
+      JSON.stringify(result.body),
+      now,
+    ]),
+  );
 }

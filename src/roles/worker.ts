@@ -29,7 +29,7 @@ export async function startWorkerRole(runtime: Runtime, withMetricsListener: boo
     stop: async (settle) => {
       if (metrics) await settle('metrics listener', metrics.close(), 2000);
       pruner.close();
-      await settle('workers', workers.close(), settings.workerLockMs);
+      await settle('workers', workers.close(), settings.commandTimeoutMs + 2000);
       if (queues !== runtime.redis) await settle('worker queues connection', closeRedis(queues), 2000);
     },
   };

@@ -6,7 +6,7 @@ import type { RedisKeys } from '../redis.ts';
  * less than REPLICA_MAX_LAG_MS (at most a minute) has replayed any write
  * older than that, so after this long the position no longer decides anything.
  */
-export const POSITION_TTL_SECONDS = 300;
+const POSITION_TTL_SECONDS = 300;
 
 /** The only member of an agent's position key (a sorted set, so ZADD GT can keep the greatest). */
 const MEMBER = 'lsn';
@@ -59,7 +59,7 @@ export function fingerprintWithPosition(random: string, position: bigint | null)
   return position === null ? random : `${random}.${position}`;
 }
 
-export function positionInFingerprint(fingerprint: string): bigint {
+function positionInFingerprint(fingerprint: string): bigint {
   const position = /\.(\d+)$/.exec(fingerprint)?.[1];
   return position === undefined ? 0n : BigInt(position);
 }
@@ -68,6 +68,7 @@ export function positionInFingerprint(fingerprint: string): bigint {
 export function latestPosition(own: bigint, fingerprints: string[]): bigint {
   return fingerprints.reduce((latest, fingerprint) => {
     const position = positionInFingerprint(fingerprint);
+    // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.max does not take
     return position > latest ? position : latest;
   }, own);
 }

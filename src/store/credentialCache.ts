@@ -2,7 +2,7 @@ import type { ChainableCommander } from 'ioredis';
 import type { RedisClient, RedisKeys } from '../redis.ts';
 
 /** How long a token's lookup is reused: also how stale an agent's tier and a token's lastUsedAt may be. */
-export const CREDENTIAL_TTL_SECONDS = 60;
+const CREDENTIAL_TTL_SECONDS = 60;
 /** Longer than any API instance takes between its Postgres lookup and its cache fill. */
 const TOMBSTONE_TTL_SECONDS = 120;
 const TOMBSTONE = 'expired';

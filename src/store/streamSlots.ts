@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { RedisClient, RedisKeys } from '../redis.ts';
 
 /** How long a slot counts without its instance renewing it: a dead instance's streams stop counting after this. */
-export const SLOT_TTL_MS = 6000;
+const SLOT_TTL_MS = 6000;
 /** How often an instance renews the slots of its open streams (three times per TTL: one lost renewal costs nothing). */
 const RENEW_EVERY_MS = SLOT_TTL_MS / 3;
 

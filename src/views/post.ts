@@ -5,7 +5,7 @@ import Joi from 'joi';
 import { integer, links, named, nullableText, nullableTimestamp, oneOf, record, tally, text } from './schema.ts';
 
 /** Hidden and removed posts keep id and metadata; only the body is replaced, with the public reason code. */
-export function publicBody(post: Post): string {
+function publicBody(post: Post): string {
   if (post.moderationState === 'hidden' || post.moderationState === 'removed') return `[${post.moderationState}: ${post.moderationReason ?? 'unspecified'}]`;
   return post.body;
 }

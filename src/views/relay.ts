@@ -6,7 +6,7 @@ import { relayKinds, relayStatuses, relayUrgencies } from '../entities/relayCase
 import { relayAuthorRoles, relayVisibilities } from '../entities/relayUpdate.ts';
 import { links, named, nullableText, nullableTimestamp, oneOf, record, text } from './schema.ts';
 
-export const relayBase = '/api/relay';
+const relayBase = '/api/relay';
 
 /** Who is looking: operators see every case and note, and who wrote each update. */
 export interface RelayViewer {

@@ -1,30 +1,25 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { freePort } from '../../scripts/chaos/services.ts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Client, createProject, registerAgent, type TestAgent } from '../support/client.ts';
+import { type Client, createProject, registerAgent, type TestAgent } from '../support/client.ts';
 import { rotateKey } from '../support/signedActions.ts';
 import { TcpProxy, targetOf } from '../support/tcpProxy.ts';
-import { keysMatching, testEnv, useTestApp } from '../support/testApp.ts';
+import { startServiceProcess, until, type ServiceProcess } from '../support/serviceProcess.ts';
+import { keysMatching, useTestApp } from '../support/testApp.ts';
 
 // Instance A: the test app (API and workers). Instance B: a second API process on the same Redis and Postgres,
 // reaching Postgres through a proxy the tests can close.
 const a = useTestApp();
 const bPostgres = new TcpProxy(targetOf(inject('databaseUrl'), 5432));
 let b: Client;
-let child: ChildProcess;
+let child: ServiceProcess;
 
 beforeAll(async () => {
   await bPostgres.open();
-  // A port free now: a random one may be taken (another run's instance), and this test would then talk to that instead.
-  const port = String(await freePort());
-  const env = testEnv({ PORT: port, REDIS_PREFIX: a.settings.redisPrefix, DATABASE_URL: bPostgres.url(inject('databaseUrl')) });
-  child = spawn(process.execPath, ['src/main.ts', 'api'], { env: { ...process.env, ...env }, stdio: 'ignore' });
-  b = new Client(`http://127.0.0.1:${port}`);
-  // Up to 30 s: a busy machine takes a while to start a Node process.
-  for (let i = 0; i < 300 && (await b.get('/readyz').catch(() => null))?.status !== 200; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  child = await startServiceProcess('src/bin/main.ts', ['api'], { REDIS_PREFIX: a.settings.redisPrefix, DATABASE_URL: bPostgres.url(inject('databaseUrl')) });
+  b = child.client;
+  await until(async () => (await b.get('/readyz')).status === 200, 30_000, 'the second API instance to be ready');
 });
 afterAll(async () => {
-  child.kill('SIGKILL');
+  child.child.kill('SIGKILL');
   await bPostgres.close();
 });
 

@@ -4,7 +4,7 @@ import { answersHealthz, startServiceProcess, type ServiceProcess } from '../sup
 
 let service: ServiceProcess;
 beforeAll(async () => {
-  service = await startServiceProcess('src/main.ts', ['all']);
+  service = await startServiceProcess('src/bin/main.ts', ['all']);
 });
 afterAll(async () => {
   await service.stop();

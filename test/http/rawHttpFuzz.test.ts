@@ -143,7 +143,7 @@ function mutate(random: () => number): Buffer {
 
 let service: ServiceProcess;
 beforeAll(async () => {
-  service = await startServiceProcess('src/main.ts', ['all']);
+  service = await startServiceProcess('src/bin/main.ts', ['all']);
 });
 afterAll(async () => {
   await service.stop();
@@ -154,7 +154,7 @@ async function problemWith(request: Buffer | string): Promise<string | null> {
   const exchange = await sendRaw(service.port, request);
   if (exchange.ending === 'timeout') return 'the server neither answered nor closed the connection';
   const head = Buffer.from(request).subarray(0, 5).toString('latin1') === 'HEAD ';
-  let responses;
+  let responses: ReturnType<typeof parseResponses>;
   try {
     responses = parseResponses(exchange.received, head);
   } catch (error) {

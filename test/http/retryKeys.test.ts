@@ -132,7 +132,7 @@ describe('retry keys', () => {
     const db = t.orm.em.fork();
     await db.execute(`create function "${fault}"() returns trigger language plpgsql as $$ begin raise exception 'injected failure'; end $$`);
     await db.execute(`create trigger "${fault}" before insert on project for each row when (new.slug = '${slug}') execute function "${fault}"()`);
-    let failed;
+    let failed: Awaited<ReturnType<typeof create>>;
     try {
       failed = await create(slug, key);
     } finally {

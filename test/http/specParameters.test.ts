@@ -49,7 +49,7 @@ let other: TestAgent;
 let values: Record<string, string>;
 
 /** One plausible value per parameter name: enough for validation to judge every one of them. */
-function valueOf(name: string, agent: TestAgent): string {
+function sampleValueOf(name: string, agent: TestAgent): string {
   if (name === 'access_token') return agent.token;
   if (name === 'request_id') return unique('rid-');
   if (name === 'cursor') return '';
@@ -143,7 +143,7 @@ describe('every parameter the spec lists for an endpoint', () => {
   for (const row of specTable) {
     for (const action of row.actions) {
       it(`is accepted by ${row.path} ${action || '(its one mutation)'}`, async () => {
-        const query = Object.fromEntries(row.params.filter((p) => p !== 'cursor').map((p) => [p, valueOf(p, owner)]));
+        const query = Object.fromEntries(row.params.filter((p) => p !== 'cursor').map((p) => [p, sampleValueOf(p, owner)]));
         const reply = await t.client.get(row.path, action ? { action, ...query } : query);
         expect(reply.status).toBeLessThan(500);
         expect(notAllowed(reply)).toEqual([]);
@@ -153,7 +153,7 @@ describe('every parameter the spec lists for an endpoint', () => {
 
   for (const row of readTable) {
     it(`is accepted by the read of ${row.path}`, async () => {
-      const query = Object.fromEntries(row.params.filter((p) => p !== 'cursor').map((p) => [p, valueOf(p, owner)]));
+      const query = Object.fromEntries(row.params.filter((p) => p !== 'cursor').map((p) => [p, sampleValueOf(p, owner)]));
       const reply = await t.client.get(row.path, query);
       expect(notAllowed(reply)).toEqual([]);
       expect([200, 404]).toContain(reply.status);

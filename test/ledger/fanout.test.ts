@@ -7,7 +7,8 @@ import { createProject, registerAgent, type TestAgent } from '../support/client.
 import { EventStreamReader } from '../support/eventStream.ts';
 import { OwnDatabase } from '../support/ownDatabase.ts';
 import { createPost, createTopic, type TestTopic } from '../support/forum.ts';
-import { freePort, OwnRedis } from '../../scripts/chaos/services.ts';
+import type { OwnRedis } from '../../scripts/chaos/services.ts';
+import { startOwnRedis } from '../support/ownRedis.ts';
 import { TcpProxy, targetOf } from '../support/tcpProxy.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
@@ -32,8 +33,7 @@ const readerEnv = () => ({
 
 beforeAll(async () => {
   await database.create();
-  ownRedis = new OwnRedis(await freePort());
-  await ownRedis.start();
+  ownRedis = await startOwnRedis();
   redis = new TcpProxy(targetOf(ownRedis.url, 6379));
   await redis.open();
   await postgres.open();

@@ -92,7 +92,11 @@ describe('ledger publisher', () => {
     await publisher.execute('select pg_advisory_xact_lock(?, ?)', [0x4c454447, 1]);
     const outboxId = await orm.em.fork().transactional((tx) => insertOutbox(tx, projectSlug, 4));
     const announced: string[] = [];
-    const marks: PublicationMarks = { read: async () => ({ dirty: 'd', head: null }), published: async (head) => (announced.push(head), { dirty: null, head }) };
+    const marks: PublicationMarks = { read: async () => ({ dirty: 'd', head: null }), published: async (head) => {
+        announced.push(head);
+        return { dirty: null, head };
+      },
+    };
     // The reader on a one-connection pool of its own, so its backend is known: other tests' readers may wait on the lock too.
     const readerOrm = await openOrm(inject('databaseUrl'), { poolMax: 1 });
     let answered = false;

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OwnRedis } from '../../scripts/chaos/services.ts';
+import type { OwnRedis } from '../../scripts/chaos/services.ts';
+import { startOwnRedis } from '../support/ownRedis.ts';
 import { sample, scrapeMetrics } from '../support/metrics.ts';
-import { freePort, until } from '../support/serviceProcess.ts';
+import { until } from '../support/serviceProcess.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let redis: OwnRedis;
 let t: TestApp;
 beforeAll(async () => {
-  redis = new OwnRedis(await freePort());
-  await redis.start();
+  redis = await startOwnRedis();
   t = await startTestApp({ REDIS_URL: redis.url, OPERATOR_TOKEN: 'operator-token-for-tests-0123456789' });
 }, 60_000);
 afterAll(async () => {

@@ -1,13 +1,12 @@
-import { spawn } from 'node:child_process';
-import { freePort } from '../../scripts/chaos/services.ts';
 import { once } from 'node:events';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.ts';
 import { allPartitionQueueNames } from '../../src/pipeline/partitions.ts';
 import { Project } from '../../src/entities/project.ts';
-import { Client, registerAgent, unique, type TestAgent } from '../support/client.ts';
-import { keysMatching, startTestApp, testEnv, type TestApp } from '../support/testApp.ts';
+import { registerAgent, unique, type Client, type TestAgent } from '../support/client.ts';
+import { startServiceProcess, until } from '../support/serviceProcess.ts';
+import { keysMatching, startTestApp, type TestApp } from '../support/testApp.ts';
 
 let full: TestApp;
 let apiOnly: TestApp;
@@ -36,21 +35,31 @@ describe('a command that outlives the HTTP wait', () => {
     expect(pending.body.error.code).toBe('command_pending');
     expect(Number(pending.headers.get('retry-after'))).toBeGreaterThan(0);
 
-    const stillRunning = await send();
-    expect(stillRunning.status).toBe(409);
-    expect(stillRunning.body.error.code).toBe('idempotency_in_progress');
-
     lateWorker = await startApp(apiOnly.settings, ['worker']);
-    let settled = stillRunning;
-    for (let i = 0; i < 100 && settled.status !== 200; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      settled = await send();
-    }
+    // The command enqueued by the first request is applied by the late worker; a retry then finds its result.
+    await until(async () => (await full.orm.em.fork().count(Project, { slug })) > 0, 30_000, 'the late worker to apply the pending command');
+    const settled = await send();
     expect(settled.status).toBe(200);
     expect(settled.headers.get('idempotency-replayed')).toBe('true');
     expect(settled.body.project.slug).toBe(slug);
     expect(await full.orm.em.fork().count(Project, { slug })).toBe(1);
   });
+
+  it('answers 409 idempotency_in_progress to a retry while the first request with its key still waits', async () => {
+    const waiting = await startTestApp({ COMMAND_TIMEOUT_MS: '60000' }, ['api']);
+    stops.push(() => waiting.stop());
+    const slug = unique('p-');
+    const send = () => waiting.client.post('/api/forum/projects', { action: 'create', slug, name: 'Waiting' }, { token: agent.token, headers: { 'idempotency-key': 'waiting-1' } });
+    const first = send();
+    await until(async () => (await keysMatching(waiting.redis, `${waiting.settings.redisPrefix}:idem:*`)).length > 0, 30_000, 'the first request to claim its key');
+    const second = await send();
+    expect(second.status).toBe(409);
+    expect(second.body.error.code).toBe('idempotency_in_progress');
+    const worker = await startApp(waiting.settings, ['worker']);
+    stops.unshift(() => worker.stop());
+    expect((await first).status).toBe(200);
+    expect(await full.orm.em.fork().count(Project, { slug })).toBe(1);
+  }, 90_000);
 });
 
 describe('a retry key whose API instance died', () => {
@@ -58,21 +67,19 @@ describe('a retry key whose API instance died', () => {
     const survivor = await startTestApp({ COMMAND_TIMEOUT_MS: '20000' }, ['api']);
     stops.push(() => survivor.stop());
     const prefix = survivor.settings.redisPrefix;
-    // A port free now: a random one may be taken (another run's instance), and this test would then talk to that instead.
-    const port = String(await freePort());
-    const doomed = spawn(process.execPath, ['src/main.ts', 'api'], { env: { ...process.env, ...testEnv({ PORT: port, REDIS_PREFIX: prefix, COMMAND_TIMEOUT_MS: '20000' }) }, stdio: 'ignore' });
-    const doomedClient = new Client(`http://127.0.0.1:${port}`);
-    for (let i = 0; i < 100 && (await doomedClient.get('/readyz').catch(() => null))?.status !== 200; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    const doomed = await startServiceProcess('src/bin/main.ts', ['api'], { REDIS_PREFIX: prefix, COMMAND_TIMEOUT_MS: '20000' });
+    const doomedClient = doomed.client;
+    await until(async () => (await doomedClient.get('/readyz')).status === 200, 30_000, 'the doomed API instance to be ready');
 
     const slug = unique('p-');
     const send = (client: Client) => client.post('/api/forum/projects', { action: 'create', slug, name: 'Orphan' }, { token: agent.token, headers: { 'idempotency-key': 'orphan-1' } });
     void send(doomedClient).catch(() => null);
     // The doomed instance has claimed the key; its command is then lost before any worker sees it.
     const queues = allPartitionQueueNames(survivor.settings.partitions).map((name) => new Queue(name, { connection: survivor.redis, prefix }));
-    for (let i = 0; i < 100 && (await keysMatching(survivor.redis, `${prefix}:idem:*`)).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
-    for (let i = 0; i < 100 && (await Promise.all(queues.map((q) => q.getWaitingCount()))).every((n) => n === 0); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-    doomed.kill('SIGKILL');
-    await once(doomed, 'exit');
+    await until(async () => (await keysMatching(survivor.redis, `${prefix}:idem:*`)).length > 0, 30_000, 'the doomed instance to claim the key');
+    await until(async () => (await Promise.all(queues.map((q) => q.getWaitingCount()))).some((n) => n > 0), 30_000, 'the doomed instance to enqueue its command');
+    doomed.child.kill('SIGKILL');
+    await once(doomed.child, 'exit');
     await Promise.all(queues.map((q) => q.drain()));
     await Promise.all(queues.map((q) => q.close()));
 
@@ -86,5 +93,5 @@ describe('a retry key whose API instance died', () => {
     const again = await send(survivor.client);
     expect(again.status).toBe(200);
     expect(await full.orm.em.fork().count(Project, { slug })).toBe(1);
-  }, 30_000);
+  }, 90_000);
 });

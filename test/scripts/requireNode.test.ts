@@ -10,7 +10,7 @@ describe('the Node version guard', () => {
   });
 
   it('stops npm start with one clear line before any TypeScript loads', () => {
-    const run = spawnSync(process.execPath, ['--import', './scripts/require-node-24.mjs', 'src/main.ts', 'all'], {
+    const run = spawnSync(process.execPath, ['--import', './scripts/require-node-24.mjs', 'src/bin/main.ts', 'all'], {
       env: { ...process.env, AGORA_NODE_VERSION_FOR_TESTS: 'v20.20.2', DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' },
       encoding: 'utf8',
       timeout: 20_000,

@@ -64,7 +64,8 @@ afterAll(async () => {
   await t.stop();
 });
 
-describe('agora CLI', () => {
+// Each test starts the CLI as a process several times: on a loaded machine that takes far longer than one request.
+describe('agora CLI', { timeout: 120_000 }, () => {
   it('keeps keys in a config file only its owner can read, and refuses to overwrite them without --force', async () => {
     const own = await newConfig();
     const { keys } = JSON.parse(await readFile(own, 'utf8')) as { keys: { publicKey: string } };
@@ -105,6 +106,21 @@ describe('agora CLI', () => {
     expect({ targetType: follow.targetType, topicSlug: follow.topicSlug }).toEqual({ targetType: 'topic', topicSlug: topic.slug });
     const human = await agora('follow', slug, topic.slug, '--unfollow');
     expect(human.stdout.trim()).toBe(`unfollowed ${slug}/${topic.slug}`);
+  });
+
+  it('creates and lists projects and topics', async () => {
+    const slug = unique('cli-');
+    const project = await json('project', 'create', '--slug', slug, '--name', 'CLI made', '--summary', 'from the command line');
+    expect({ slug: project.slug, name: project.name }).toEqual({ slug, name: 'CLI made' });
+    const stored = await t.client.get(`/api/forum/projects?slug=${slug}&view=full`);
+    expect(stored.body.projects[0].summary).toBe('from the command line');
+    const topic = await json('topic', 'create', '--project', slug, '--title', 'First topic', '--slug', 'first');
+    expect({ slug: topic.slug, projectSlug: topic.projectSlug }).toEqual({ slug: 'first', projectSlug: slug });
+    const topics = await agora('topic', 'list', '--project', slug);
+    expect(topics.stdout.trim()).toBe('first First topic');
+    await json('follow', slug);
+    const followed = await json('project', 'list', '--followed');
+    expect(followed.map((p: { slug: string }) => p.slug)).toContain(slug);
   });
 
   it('tails the ledger live, one JSON event per line', async () => {

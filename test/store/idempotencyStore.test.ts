@@ -1,54 +1,34 @@
-import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
+import { redisReady } from '../../src/redis.ts';
 import { IdempotencyStore, PENDING_CLAIM_TTL_SECONDS, RETRY_KEY_TTL_SECONDS } from '../../src/store/idempotencyStore.ts';
+import { RedisCluster } from '../support/redisCluster.ts';
 
-/** Just enough of Redis for the store: SET with EX and XX, GET, DEL, a pipeline, and PUBSUB NUMSUB. */
-function memoryRedis(listeners: Record<string, number> = {}) {
-  const values = new Map<string, string>();
-  const ttls = new Map<string, number>();
-  const set = (key: string, value: string, ...options: (string | number)[]) => {
-    if (options.includes('XX') && !values.has(key)) return null;
-    values.set(key, value);
-    const ex = options.indexOf('EX');
-    if (ex >= 0) ttls.set(key, Number(options[ex + 1]));
-    return 'OK';
-  };
-  const redis = {
-    async set(key: string, value: string, ...options: (string | number)[]) {
-      return set(key, value, ...options);
-    },
-    async get(key: string) {
-      return values.get(key) ?? null;
-    },
-    async del(key: string) {
-      ttls.delete(key);
-      return values.delete(key) ? 1 : 0;
-    },
-    pipeline() {
-      const queued: (() => unknown)[] = [];
-      const pipeline = {
-        set(key: string, value: string, ...options: (string | number)[]) {
-          queued.push(() => set(key, value, ...options));
-          return pipeline;
-        },
-        async exec() {
-          return queued.map((run) => [null, run()]);
-        },
-      };
-      return pipeline;
-    },
-    async pubsub(subcommand: string, channel: string) {
-      if (subcommand !== 'NUMSUB') throw new Error(`unexpected PUBSUB ${subcommand}`);
-      return [channel, listeners[channel] ?? 0];
-    },
-  };
-  return { store: new IdempotencyStore(redis as unknown as Redis), redis, values, ttls };
-}
+/**
+ * The retry-key store against a real Redis (the suite's, keys under a prefix
+ * of this file's own), and its cluster branch against a real Redis Cluster.
+ * Only Date is faked: the claim times are then exact, and ioredis keeps its timers.
+ */
+const redis = new Redis(inject('redisUrl'), { lazyConnect: true });
+const store = new IdempotencyStore(redis);
+const prefix = `idem-test-${randomUUID()}`;
+const key = (name: string) => `${prefix}:${name}`;
+const ttlOf = (name: string) => redis.ttl(key(name));
+
+beforeAll(async () => {
+  await redis.connect();
+});
+afterAll(async () => {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length > 0) await redis.del(...keys);
+  redis.disconnect();
+});
 
 const result = { status: 201, body: { project: { slug: 'garden' } } };
 
 beforeEach(() => {
-  vi.useFakeTimers();
+  vi.useFakeTimers({ toFake: ['Date'] });
   vi.setSystemTime(new Date('2026-09-11T12:00:00.000Z'));
 });
 afterEach(() => {
@@ -57,7 +37,6 @@ afterEach(() => {
 
 describe('retry-key entries', () => {
   it('writes a pending claim naming the reply channel and the time of the claim', () => {
-    const { store } = memoryRedis();
     expect(JSON.parse(store.pendingEntry('fp1', 'cmd1', 'replies:api-1'))).toEqual({
       state: 'pending',
       fingerprint: 'fp1',
@@ -68,7 +47,6 @@ describe('retry-key entries', () => {
   });
 
   it('reads a pending claim presented with the same parameters as in progress, with its holder', () => {
-    const { store } = memoryRedis();
     const raw = store.pendingEntry('fp1', 'cmd1', 'replies:api-1');
     expect(store.interpret(raw, 'fp1')).toEqual({
       kind: 'in_progress',
@@ -78,20 +56,17 @@ describe('retry-key entries', () => {
   });
 
   it('reads a pending claim that names no holder as in progress without one', () => {
-    const { store } = memoryRedis();
     expect(store.interpret(JSON.stringify({ state: 'pending', fingerprint: 'fp1', commandId: 'cmd1' }), 'fp1')).toEqual({ kind: 'in_progress', commandId: 'cmd1', holder: null });
     expect(store.interpret(JSON.stringify({ state: 'pending', fingerprint: 'fp1', commandId: 'cmd1', replyTo: 'r' }), 'fp1')).toMatchObject({ holder: null });
     expect(store.interpret(JSON.stringify({ state: 'pending', fingerprint: 'fp1', commandId: 'cmd1', claimedAt: 1 }), 'fp1')).toMatchObject({ holder: null });
   });
 
   it('replays the stored result of a finished command presented with the same parameters', () => {
-    const { store } = memoryRedis();
     const raw = JSON.stringify({ state: 'done', fingerprint: 'fp1', commandId: 'cmd1', result });
     expect(store.interpret(raw, 'fp1')).toEqual({ kind: 'replay', result });
   });
 
   it('reads a key presented with other parameters as reused, finished or not', () => {
-    const { store } = memoryRedis();
     expect(store.interpret(JSON.stringify({ state: 'done', fingerprint: 'fp1', commandId: 'cmd1', result }), 'fp2')).toEqual({ kind: 'reused' });
     expect(store.interpret(store.pendingEntry('fp1', 'cmd1', 'r'), 'fp2')).toEqual({ kind: 'reused' });
   });
@@ -99,51 +74,86 @@ describe('retry-key entries', () => {
 
 describe('retry-key store', () => {
   it('keeps a finished command’s result for 24 hours', async () => {
-    const { store, values, ttls } = memoryRedis();
-    await store.complete('idem:k', 'fp1', 'cmd1', result);
-    expect(JSON.parse(values.get('idem:k') ?? 'null')).toEqual({ state: 'done', fingerprint: 'fp1', commandId: 'cmd1', result });
-    expect(ttls.get('idem:k')).toBe(RETRY_KEY_TTL_SECONDS);
+    await store.complete(key('done'), 'fp1', 'cmd1', result);
+    expect(JSON.parse((await redis.get(key('done'))) ?? 'null')).toEqual({ state: 'done', fingerprint: 'fp1', commandId: 'cmd1', result });
+    expect(await ttlOf('done')).toBe(RETRY_KEY_TTL_SECONDS);
     expect(RETRY_KEY_TTL_SECONDS).toBe(86_400);
   });
 
   it('queues a result on a caller’s pipeline without sending it', async () => {
-    const { store, redis, values } = memoryRedis();
     const pipeline = redis.pipeline();
-    store.completeIn(pipeline as never, 'idem:k', 'fp1', 'cmd1', result);
-    expect(values.has('idem:k')).toBe(false);
+    store.completeIn(pipeline, key('queued'), 'fp1', 'cmd1', result);
+    expect(await redis.exists(key('queued'))).toBe(0);
     await pipeline.exec();
-    expect(store.interpret(values.get('idem:k') ?? '', 'fp1')).toEqual({ kind: 'replay', result });
+    expect(store.interpret((await redis.get(key('queued'))) ?? '', 'fp1')).toEqual({ kind: 'replay', result });
+    expect(await ttlOf('queued')).toBe(RETRY_KEY_TTL_SECONDS);
   });
 
   it('lets a retry take over a pending key with its own reply channel, for ten minutes', async () => {
-    const { store, values, ttls } = memoryRedis();
-    values.set('idem:k', store.pendingEntry('fp1', 'cmd1', 'replies:dead'));
-    await store.takeOver('idem:k', 'fp1', 'cmd1', 'replies:api-2');
-    expect(store.interpret(values.get('idem:k') ?? '', 'fp1')).toMatchObject({ holder: { replyTo: 'replies:api-2' } });
-    expect(ttls.get('idem:k')).toBe(PENDING_CLAIM_TTL_SECONDS);
+    await redis.set(key('taken'), store.pendingEntry('fp1', 'cmd1', 'replies:dead'), 'EX', 30);
+    await store.takeOver(key('taken'), 'fp1', 'cmd1', 'replies:api-2');
+    expect(store.interpret((await redis.get(key('taken'))) ?? '', 'fp1')).toEqual({
+      kind: 'in_progress',
+      commandId: 'cmd1',
+      holder: { replyTo: 'replies:api-2', claimedAt: Date.parse('2026-09-11T12:00:00.000Z') },
+    });
+    expect(await ttlOf('taken')).toBe(PENDING_CLAIM_TTL_SECONDS);
     expect(PENDING_CLAIM_TTL_SECONDS).toBe(600);
   });
 
   it('does not recreate a key that is gone by the time of the takeover', async () => {
-    const { store, values } = memoryRedis();
-    await store.takeOver('idem:k', 'fp1', 'cmd1', 'replies:api-2');
-    expect(values.has('idem:k')).toBe(false);
+    await store.takeOver(key('gone'), 'fp1', 'cmd1', 'replies:api-2');
+    expect(await redis.exists(key('gone'))).toBe(0);
   });
 
   it('frees a key whose command could not be enqueued', async () => {
-    const { store, values } = memoryRedis();
-    values.set('idem:k', store.pendingEntry('fp1', 'cmd1', 'r'));
-    await store.release('idem:k');
-    expect(values.has('idem:k')).toBe(false);
+    await redis.set(key('freed'), store.pendingEntry('fp1', 'cmd1', 'r'));
+    await store.release(key('freed'));
+    expect(await redis.exists(key('freed'))).toBe(0);
   });
 
   it('knows a holder listens while its reply channel has a subscriber', async () => {
-    const { store } = memoryRedis({ 'replies:api-1': 1 });
-    expect(await store.holderListens({ replyTo: 'replies:api-1', claimedAt: 0 })).toBe(true);
+    const channel = key('replies:listening');
+    const subscriber = redis.duplicate();
+    try {
+      await subscriber.subscribe(channel);
+      expect(await store.holderListens({ replyTo: channel, claimedAt: 0 })).toBe(true);
+    } finally {
+      subscriber.disconnect();
+    }
   });
 
   it('knows a holder is gone once its reply channel has no subscriber', async () => {
-    const { store } = memoryRedis({ 'replies:api-1': 0 });
-    expect(await store.holderListens({ replyTo: 'replies:api-1', claimedAt: 0 })).toBe(false);
+    expect(await store.holderListens({ replyTo: key('replies:nobody'), claimedAt: 0 })).toBe(false);
+  });
+});
+
+describe('retry-key store on a Redis Cluster', () => {
+  let cluster: RedisCluster;
+  let client: Cluster;
+  beforeAll(async () => {
+    cluster = await RedisCluster.start();
+    client = new Cluster(cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port })));
+    // Ready: it has read the cluster's layout and knows every node.
+    await redisReady(client);
+  }, 120_000);
+  afterAll(async () => {
+    client?.disconnect();
+    await cluster?.stop();
+  });
+
+  it('finds the holder of a reply channel whichever master its subscription landed on', async () => {
+    // A node counts only its own subscribers (a cluster client subscribes on a master): one listener on each master, each on a channel of its own.
+    const masters = client.nodes('master').map((master) => new Redis(Number(master.options.port), '127.0.0.1'));
+    try {
+      expect(masters).toHaveLength(3);
+      const channels = masters.map((_, i) => `replies:master-${i}`);
+      await Promise.all(masters.map((master, i) => master.subscribe(channels[i] as string)));
+      const clustered = new IdempotencyStore(client);
+      expect(await Promise.all(channels.map((replyTo) => clustered.holderListens({ replyTo, claimedAt: 0 })))).toEqual(channels.map(() => true));
+      expect(await clustered.holderListens({ replyTo: 'replies:nobody', claimedAt: 0 })).toBe(false);
+    } finally {
+      for (const master of masters) master.disconnect();
+    }
   });
 });

@@ -71,19 +71,35 @@ export interface TestAgent {
   keys: KeyPair;
 }
 
+/**
+ * Sends a write with a retry key, and sends it again with that key while it is
+ * 503 command_pending (queued, not finished within COMMAND_TIMEOUT_MS: a
+ * loaded machine), as a real client does; for at most a minute.
+ */
+async function settled(send: (retryKey: string) => Promise<Reply>): Promise<Reply> {
+  const retryKey = unique('setup-');
+  const deadline = Date.now() + 60_000;
+  let reply = await send(retryKey);
+  while (reply.status === 503 && reply.body?.error?.code === 'command_pending') {
+    if (Date.now() > deadline) throw new Error('a setup write stayed command_pending for a minute');
+    reply = await send(retryKey);
+  }
+  return reply;
+}
+
 /** Challenge, sign with node:crypto, register: a new agent with a bearer token. */
 export async function registerAgent(client: Client, handle = unique('a'), keys = newKeyPair()): Promise<TestAgent> {
-  const challenge = await client.get('/api/forum/agents/challenge', { handle, publicKey: keys.publicKey });
+  const challenge = await settled((key) => client.get('/api/forum/agents/challenge', { handle, publicKey: keys.publicKey, request_id: key }));
   if (challenge.status !== 201) throw new Error(`challenge failed: ${JSON.stringify(challenge.body)}`);
   const { challengeId, message } = challenge.body.challenge;
-  const registered = await client.post('/api/forum/agents/register', { challengeId, signature: signMessage(keys, message) });
+  const registered = await settled((key) => client.post('/api/forum/agents/register', { challengeId, signature: signMessage(keys, message) }, { headers: { 'idempotency-key': key } }));
   if (registered.status !== 201 && registered.status !== 200) throw new Error(`register failed: ${JSON.stringify(registered.body)}`);
   return { handle, agentId: registered.body.agent.id, token: registered.body.accessToken, tokenId: registered.body.tokenId, keys };
 }
 
 /** An agent with a project of its own. */
 export async function createProject(client: Client, owner: TestAgent, slug = unique('p-')): Promise<string> {
-  const reply = await client.post('/api/forum/projects', { action: 'create', slug, name: `Project ${slug}` }, { token: owner.token });
+  const reply = await settled((key) => client.post('/api/forum/projects', { action: 'create', slug, name: `Project ${slug}` }, { token: owner.token, headers: { 'idempotency-key': key } }));
   if (reply.status !== 200) throw new Error(`project create failed: ${JSON.stringify(reply.body)}`);
   return slug;
 }

@@ -3,12 +3,7 @@ import type { TestProject } from 'vitest/node';
 import { loadSettings } from '../../config/settings.ts';
 import { migrate, openOrm } from '../../src/db/orm.ts';
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    databaseUrl: string;
-    redisUrl: string;
-  }
-}
+import './providedContext.ts';
 
 const stops: (() => Promise<unknown>)[] = [];
 

@@ -28,7 +28,7 @@ async function load(base: string) {
 
 const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 
-export class ContractViolation extends Error {}
+class ContractViolation extends Error {}
 
 export async function checkResponse(base: string, method: string, url: string, status: number, body: unknown): Promise<void> {
   const path = new URL(url, base).pathname.replace(/\/+$/, '') || '/';

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { freePort, until } from './serviceProcess.ts';
+import { freePort } from '../../scripts/chaos/services.ts';
+import { until } from './serviceProcess.ts';
 
 /** An engine (Prometheus, an exporter) as a local process on a port picked for it, answering HTTP. */
 export interface HttpEngine {

@@ -92,11 +92,6 @@ export function parseResponses(bytes: Buffer, bodiless = false): RawResponse[] {
   return responses;
 }
 
-/** The apiVersion an error body must carry for a path, per contract.md. */
-export function apiVersionOf(path: string): string {
-  return path === '/api/relay' || path.startsWith('/api/relay/') ? '2026-09-09' : '2026-09-11';
-}
-
 /**
  * Why a response breaks the contract for clients that send junk (null when it
  * keeps it): never a 5xx, and every refusal carries the error body (but an

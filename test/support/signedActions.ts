@@ -17,7 +17,7 @@ export interface Signing {
 }
 
 /** Canonical JSON written independently of the service: keys sorted, no whitespace. */
-export function canonical(value: unknown): string {
+function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -26,7 +26,7 @@ export function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-export const encode = (value: unknown): string => Buffer.from(canonical(value), 'utf8').toString('base64url');
+const encode = (value: unknown): string => Buffer.from(canonical(value), 'utf8').toString('base64url');
 export const decode = (text: string): Record<string, unknown> => JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Record<string, unknown>;
 
 /** action=prepare; throws unless 200. */

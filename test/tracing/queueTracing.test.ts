@@ -3,7 +3,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@o
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTracing } from '../../src/tracing/sdk.ts';
 
-// Tracing starts before the app's modules are imported (as src/main.ts does), so hapi, ioredis and pg are instrumented.
+// Tracing starts before the app's modules are imported (as src/bin/main.ts does), so hapi, ioredis and pg are instrumented.
 const exporter = new InMemorySpanExporter();
 const tracing = startTracing({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
 const { startApp } = await import('../../src/app.ts');

@@ -59,7 +59,7 @@ describe('a batch of hot commands applied set-based', () => {
   it('lets a reply in one batch answer a post created by the batch before it, taking its root and depth', async () => {
     const root = post(topic.owner);
     const { executions: [created] } = await run([root]);
-    const rootId = (created?.result.body.post as { id: string }).id;
+    const rootId = (created!.result.body.post as { id: string }).id;
     const child = post(voters[0] as TestAgent, { parentPostId: rootId });
     const { executions } = await run([child]);
     expect(executions[0]?.result.body.post).toMatchObject({ parentPostId: rootId, rootPostId: rootId, depth: 1 });
@@ -78,7 +78,7 @@ describe('a batch of hot commands applied set-based', () => {
 
   it('keeps the tally and the counters exact across votes, re-casts and a missing post in one batch', async () => {
     const { executions: [created] } = await run([post(topic.owner)]);
-    const postId = (created?.result.body.post as { id: string }).id;
+    const postId = (created!.result.body.post as { id: string }).id;
     const [a, b, c] = voters as [TestAgent, TestAgent, TestAgent];
     const before = await t.orm.em.fork().execute<{ id: string; votes_cast: number; support_received: number; contest_received: number }[]>('select id, votes_cast, support_received, contest_received from agent where id in (?)', [[a.agentId, topic.owner.agentId]]);
     const { executions, retries } = await run([vote(a, postId, 'support'), vote(b, postId, 'support'), vote(c, 'pst_missing', 'support'), vote(a, postId, 'contest'), vote(c, postId, 'contest')]);
@@ -124,10 +124,14 @@ describe('a batch of hot commands applied set-based', () => {
     const [{ pid: holderPid } = { pid: 0 }] = await holder.execute<{ pid: number }[]>('select pg_backend_pid() as pid');
     try {
       const batch = run([post(author)]);
-      // The batch holds the author's row and waits for the ledger lock.
+      // The batch holds the author's row and waits for the ledger lock. Other files' batches may wait on that lock
+      // too: this one is the transaction whose id locks the author's row (its xmax).
       await vi.waitFor(
         async () => {
-          const blocked = await side.em.fork().execute<{ n: number }[]>('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [holderPid]);
+          const blocked = await side.em.fork().execute<{ n: number }[]>(
+            'select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid)) and backend_xid = (select xmax from agent where id = ?)',
+            [holderPid, author.agentId],
+          );
           if ((blocked[0]?.n ?? 0) < 1) throw new Error('the batch is not waiting on the ledger lock yet');
         },
         { timeout: 10_000, interval: 20 },
@@ -169,7 +173,7 @@ describe('a batch of hot commands applied set-based', () => {
     expect(retries).toEqual([]);
     expect(executions.map((e) => e.result.status)).toEqual([200, 200, 404, 404, 200, 200, 200]);
     expect(executions.map((e) => e.result.body.following)).toEqual([true, true, undefined, undefined, true, false, true]);
-    expect((executions[1]?.result.body.follow as { id: string }).id).toBe((executions[0]?.result.body.follow as { id: string }).id);
+    expect((executions[1]!.result.body.follow as { id: string }).id).toBe((executions[0]!.result.body.follow as { id: string }).id);
     const rows = await t.orm.em.fork().execute<{ agent_id: string; target_type: string }[]>('select agent_id, target_type from follow where agent_id in (?) order by agent_id, target_type', [[a.agentId, b.agentId]]);
     expect(rows).toEqual(
       [
@@ -218,7 +222,7 @@ describe('a batch of hot commands applied set-based', () => {
 
   it('folds flags of one batch in order: a re-flag updates, the third distinct reporter quarantines the post once, a missing post is refused', async () => {
     const { executions: [created] } = await run([post(topic.owner)]);
-    const postId = (created?.result.body.post as { id: string }).id;
+    const postId = (created!.result.body.post as { id: string }).id;
     const [a, b, c] = voters as [TestAgent, TestAgent, TestAgent];
     const flag = (agent: TestAgent, data: Record<string, unknown>) => command(agent, 'flag.create', { postId, ...data });
     const { executions, retries } = await run([

@@ -1066,12 +1066,19 @@ export interface operations {
     get_challenge: {
         parameters: {
             query?: {
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 handle?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 publicKey?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 displayName?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 bio?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 view?: "compact" | "full";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
                 access_token?: string;
             };
@@ -1087,6 +1094,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1139,6 +1150,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1224,6 +1239,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1294,6 +1313,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1316,10 +1339,15 @@ export interface operations {
     get_register: {
         parameters: {
             query?: {
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 challengeId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 signature?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 view?: "compact" | "full";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "register";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
                 access_token?: string;
             };
@@ -1335,6 +1363,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1355,6 +1387,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1402,6 +1438,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1481,6 +1521,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1501,6 +1545,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1566,6 +1614,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1764,13 +1816,21 @@ export interface operations {
     get_keyRotation: {
         parameters: {
             query?: {
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 newPublicKey?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 view?: "compact" | "full";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 challengeId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 oldSignature?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 newSignature?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 revokeTokens?: boolean;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "challenge" | "complete";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
                 access_token?: string;
             };
@@ -1786,6 +1846,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1846,6 +1910,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1989,6 +2057,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2067,6 +2139,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2093,8 +2169,11 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 tokenId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "revoke" | "revoke-others";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -2109,6 +2188,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2175,6 +2258,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2288,6 +2375,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2358,6 +2449,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2387,9 +2482,13 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 name?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 summary?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create" | "update";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -2404,6 +2503,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2481,6 +2584,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2618,6 +2725,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2699,6 +2810,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2726,9 +2841,13 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 handle?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 role?: "owner" | "steward";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "add" | "remove";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -2743,6 +2862,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2817,6 +2940,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -2952,6 +3079,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3030,6 +3161,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3059,10 +3194,15 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 title?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 topicSlug?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 topicId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create" | "update" | "set-review";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -3077,6 +3217,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3154,6 +3298,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3365,6 +3513,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3446,6 +3598,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3477,12 +3633,19 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 body?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 parentPostId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 stance?: "proposal" | "evidence" | "concern" | "governance";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 review?: boolean;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 proposalId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -3497,6 +3660,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3566,6 +3733,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3677,6 +3848,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3750,6 +3925,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3777,9 +3956,13 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 value?: "support" | "contest";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 rationale?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "cast";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -3794,6 +3977,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3857,6 +4044,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3940,6 +4131,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4007,6 +4202,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4037,16 +4236,27 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 name?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 summary?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 title?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 topicSlug?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 topicId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 reviewMode?: "open" | "conciliar";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 handle?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 role?: "owner" | "steward";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 rationale?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -4061,6 +4271,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4111,6 +4325,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4228,6 +4446,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4282,6 +4504,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4314,11 +4540,17 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 conclusion?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 assumptions?: string[];
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 evidence?: string[];
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 materialDisagreements?: string[];
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "close";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -4333,6 +4565,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4436,6 +4672,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4547,6 +4787,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4654,6 +4898,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4681,9 +4929,13 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 projectSlug?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 topicSlug?: string & ((unknown[] | boolean | number | Record<string, never> | string | null) | unknown);
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "follow" | "unfollow";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -4698,6 +4950,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4758,6 +5014,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4887,6 +5147,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4951,6 +5215,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5045,9 +5313,13 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 reasonCode?: "spam" | "harassment" | "unsafe" | "impersonation" | "off-topic" | "other";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 detail?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -5062,6 +5334,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5122,6 +5398,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5205,6 +5485,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5269,6 +5553,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5297,10 +5585,15 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 state?: "visible" | "quarantined" | "hidden" | "removed";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 reasonCode?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 detail?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "set";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -5315,6 +5608,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5384,6 +5681,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5473,6 +5774,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5546,6 +5851,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5575,10 +5884,15 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 reason?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 appealId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 detail?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create" | "decide";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -5593,6 +5907,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5690,6 +6008,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5839,6 +6161,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5940,6 +6266,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -5969,12 +6299,19 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 displayName?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 bio?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 payload?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 envelope?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 signature?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "prepare" | "publish";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -5989,6 +6326,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6060,6 +6401,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6221,6 +6566,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6296,6 +6645,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6325,15 +6678,25 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 claim?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 evidenceUrl?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 expiresAt?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 payload?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 envelope?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 signature?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 nonce?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 attestationId?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "prepare" | "create" | "revoke";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -6348,6 +6711,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6438,6 +6805,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6693,6 +7064,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6787,6 +7162,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -6811,12 +7190,19 @@ export interface operations {
             query?: {
                 view?: "compact" | "full";
                 access_token?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 link_code?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 payload?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 envelope?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 signature?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 notice?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "prepare" | "confirm" | "revoke" | "service-revoke";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -6831,6 +7217,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6934,6 +7324,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -7173,6 +7567,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7273,6 +7671,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -7417,6 +7819,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -7445,10 +7851,15 @@ export interface operations {
                 access_token?: string;
                 limit?: number;
                 cursor?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 payload?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 envelope?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 signature?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "prepare" | "publish";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -7463,6 +7874,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7534,6 +7949,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -7675,6 +8094,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7750,6 +8173,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };

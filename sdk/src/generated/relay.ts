@@ -254,13 +254,21 @@ export interface operations {
                 limit?: number;
                 view?: "compact" | "full";
                 access_token?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 summary?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 detail?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 safetyAcknowledged?: true;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 format?: "json";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 body?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 visibility?: "agent" | "operator";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create" | "withdraw" | "reopen" | "transition";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -275,6 +283,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -365,6 +377,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -726,6 +742,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -814,6 +834,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -841,9 +865,13 @@ export interface operations {
                 limit?: number;
                 view?: "compact" | "full";
                 access_token?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 body?: string;
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 visibility?: "agent" | "operator";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 action?: "create";
+                /** @description A field of the mutation named by action; not a filter of the read. */
                 request_id?: string;
             };
             header?: never;
@@ -858,6 +886,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -926,6 +958,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -1017,6 +1053,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1089,6 +1129,10 @@ export interface operations {
                     "RateLimit-Limit"?: number;
                     "RateLimit-Remaining"?: number;
                     "RateLimit-Reset"?: number;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill) */
+                    "RateLimit-Policy"?: string;
+                    /** @description IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full) */
+                    RateLimit?: string;
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };

@@ -17,7 +17,7 @@ export interface DecideAppealParams {
 }
 
 /** The public reason code of the moderation action an upheld appeal records. */
-export const APPEAL_UPHELD_REASON = 'appeal-upheld';
+const APPEAL_UPHELD_REASON = 'appeal-upheld';
 
 /**
  * Owners and stewards of the post's project decide an open appeal once.

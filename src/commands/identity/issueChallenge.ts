@@ -4,7 +4,7 @@ import { IdentityChallenge } from '../../entities/identityChallenge.ts';
 import { randomToken } from '../../crypto/encoding.ts';
 import { newId } from '../../ids.ts';
 
-export const CHALLENGE_TTL_MS = 10 * 60_000;
+const CHALLENGE_TTL_MS = 10 * 60_000;
 
 export interface ChallengeFields {
   purpose: 'register' | 'rotate';

@@ -77,7 +77,7 @@ export interface PostCreated {
 
 export type PostDecision = { kind: 'refused'; error: ApiError } | PostCreated;
 
-export const badParent = (issue: string) => new ApiError('invalid_request', `parentPostId ${issue}`, [{ field: 'parentPostId', issue }]);
+const badParent = (issue: string) => new ApiError('invalid_request', `parentPostId ${issue}`, [{ field: 'parentPostId', issue }]);
 
 /**
  * Ids of one project's posts increase in commit order, even within one
@@ -95,7 +95,7 @@ export function postIdAfter(last: LatestPost | null, now: Date): { id: string; a
 }
 
 /** A new post's record: the one place its fields are derived. */
-export function newPost(input: { id: string; at: Date; topic: PostTopic; author: PostAuthor; parent: PostParent | null; params: Pick<PostInput, 'body' | 'stance' | 'review'> }): Post {
+function newPost(input: { id: string; at: Date; topic: PostTopic; author: PostAuthor; parent: PostParent | null; params: Pick<PostInput, 'body' | 'stance' | 'review'> }): Post {
   const { id, at, topic, author, parent, params } = input;
   return {
     id,
@@ -121,7 +121,7 @@ export function newPost(input: { id: string; at: Date; topic: PostTopic; author:
   } as Post;
 }
 
-export function postCreated(post: Post): EventDraft {
+function postCreated(post: Post): EventDraft {
   return {
     type: 'post.created',
     projectSlug: post.projectSlug,

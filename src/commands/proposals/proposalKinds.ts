@@ -115,7 +115,7 @@ export const proposalKinds: Record<ProposalKind, KindRule> = {
 };
 
 /** Every change parameter any kind takes. */
-export const changeFields: ChangeField[] = [...new Set(Object.values(proposalKinds).flatMap((k) => [...k.required, ...k.optional]))];
+const changeFields: ChangeField[] = [...new Set(Object.values(proposalKinds).flatMap((k) => [...k.required, ...k.optional]))];
 
 /** The first problem of a change's parameters for its kind (missing or foreign), or null. */
 export function changeParamIssue(kind: ProposalKind, given: Partial<Record<ChangeField, unknown>>): { field: string; issue: string } | null {

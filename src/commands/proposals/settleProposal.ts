@@ -15,7 +15,7 @@ function staged(effects: CommandEffects) {
   return {
     effects: { em: effects.em, now: effects.now, emit: (event: EventDraft) => events.push(event), touch: (...s: string[]) => scopes.push(...s) } satisfies CommandEffects,
     release() {
-      events.forEach((event) => effects.emit(event));
+      for (const event of events) effects.emit(event);
       effects.touch(...scopes);
     },
   };

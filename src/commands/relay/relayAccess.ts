@@ -12,7 +12,7 @@ import type { CommandContext } from '../types.ts';
  * Operator authority follows the agent's key as it is now: the fingerprint
  * the HTTP tier saw may predate a key rotation that committed since.
  */
-export async function isCurrentOperator(em: EntityManager, settings: Settings, actor: Actor): Promise<boolean> {
+async function isCurrentOperator(em: EntityManager, settings: Settings, actor: Actor): Promise<boolean> {
   const agent = await em.findOne(Agent, { id: actor.agentId });
   return agent !== null && isOperatorFingerprint(settings, agent.fingerprint);
 }

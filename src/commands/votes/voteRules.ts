@@ -27,7 +27,7 @@ export interface VoteState {
 }
 
 /** The post's new tally and the time it changed, for the caller to apply to its post record. */
-export type TallyChange = Pick<Post, 'supportCount' | 'contestCount' | 'updatedAt'>;
+type TallyChange = Pick<Post, 'supportCount' | 'contestCount' | 'updatedAt'>;
 
 interface Cast {
   /** The post as given in the state, which `tally` changes. */

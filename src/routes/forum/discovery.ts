@@ -9,7 +9,7 @@ import { feedSemantics } from './feed/feed.ts';
 import { conciliarReviewRules, governanceRules } from './governance.ts';
 import { participationRules } from './participation.ts';
 
-export const capabilities = [
+const capabilities = [
   'private-human-account-associations',
   'ed25519-agent-registration',
   'agent-signed-profile-revisions',
@@ -82,7 +82,7 @@ function eventStreamConvention(settings: Settings): Record<string, unknown> {
       concurrentPerAgent: streamQuota(settings),
       concurrentPerSourceAddressWithoutToken: streamQuota(settings),
       perInstance: settings.streamMaxPerProcess,
-      scope: 'Counted per API instance. Past a limit: 429 rate_limited with Retry-After (and RateLimit-Limit, RateLimit-Remaining: 0, RateLimit-Reset).',
+      scope: 'Counted over every API instance together (a dead instance\'s streams stop counting within 6 s); the per-process limit per instance. Past a limit: 429 rate_limited with Retry-After, RateLimit-Limit, RateLimit-Remaining: 0, RateLimit-Reset, and the standard RateLimit-Policy: "stream";q=<limit> and RateLimit: "stream";r=0;t=<seconds>.',
     },
     shutdown: 'An instance that shuts down ends its streams after its drain grace; clients reconnect (to another instance) with Last-Event-ID.',
     latency: 'Publications are announced to every API instance at once; an announcement that is lost delays events by at most the instance’s catch-up interval, never loses them.',
@@ -128,7 +128,7 @@ export function discoveryDocument(settings: Settings): Record<string, unknown> {
       retryKeys: 'Idempotency-Key header (POST) or request_id (GET), scoped to the agent and kept 24 hours. Same key and parameters: the first response is replayed with Idempotency-Replayed: true. Different parameters: 409 idempotency_key_reused. Still running: 409 idempotency_in_progress. Replays consume no rate-limit budget.',
       status: 'A successful write answers 200 with the record (challenge 201; register 201 new, 200 resumed).',
       pending: 'If the command is not finished within the wait bound the answer is 503 command_pending with Retry-After; retrying with the same retry key returns the eventual result and never applies twice.',
-      rateLimits: 'Successful writes carry RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset (seconds until the bucket is full); 429 rate_limited adds Retry-After.',
+      rateLimits: 'Successful writes carry RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset (seconds until the bucket is full), and the IETF RateLimit-Policy ("<class>";q=<capacity>;w=<seconds to refill>) and RateLimit ("<class>";r=<remaining>;t=<seconds until full>); 429 rate_limited adds Retry-After.',
       ordering: 'Mutations of one project are applied one at a time, in queue order.',
       parameters:
         'Parameters are listed per endpoint (as the spec lists them), not per action: any parameter an endpoint lists is accepted by each of its actions and ignored where the action does not use it, except where it must agree with the record (topics update/set-review projectSlug must be the topic’s project; key-rotation complete newPublicKey must be the challenge’s; attestation create fields must match what was prepared): 400 when it disagrees. A parameter the endpoint does not list is 400.',

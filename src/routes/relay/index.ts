@@ -9,7 +9,7 @@ import { casesEndpoint } from './cases.ts';
 import { relayDiscovery, relayPaths } from './discovery.ts';
 import { updatesEndpoint } from './updates.ts';
 
-export function relayEndpoints(settings: Settings): EndpointSpec[] {
+function relayEndpoints(settings: Settings): EndpointSpec[] {
   return [casesEndpoint(settings), updatesEndpoint(settings)];
 }
 

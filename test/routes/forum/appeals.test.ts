@@ -64,11 +64,15 @@ describe('creating appeals', () => {
     expect(await t.orm.em.fork().count(Appeal, { postId: post.id })).toBe(0);
   });
 
-  it('refuses an appeal of a visible post with 409 conflict', async () => {
+  it('refuses an appeal of a visible post with 409 conflict and stores nothing', async () => {
     const post = await createPost(t.client, author, topic);
     const reply = await appeal(author, post.id);
     expect(reply.status).toBe(409);
     expect(reply.body.error.code).toBe('conflict');
+    expect(await t.orm.em.fork().count(Appeal, { postId: post.id })).toBe(0);
+    const events = await t.orm.em.fork().execute<{ n: number }[]>("select count(*)::int as n from outbox_event where type = 'appeal.created' and data->>'postId' = ?", [post.id]);
+    expect(events[0]?.n).toBe(0);
+    expect(await stored(post.id)).toMatchObject({ moderationState: 'visible' });
   });
 
   it('allows one open appeal per post (409 conflict for a second)', async () => {

@@ -71,11 +71,18 @@ describe('flagging posts', () => {
     expect(await t.orm.em.fork().count(ModerationAction, { postId: post.id })).toBe(0);
   });
 
-  it('records one automatic action even when more reporters flag a quarantined post', async () => {
+  it('records a further reporter’s flag on a quarantined post, and still one automatic action', async () => {
     const post = await createPost(t.client, author, topic);
     for (const reporter of reporters) await flag(reporter, post.id);
-    await flag(await registerAgent(t.client), post.id);
+    const fourth = await registerAgent(t.client);
+    const reply = await flag(fourth, post.id, 'unsafe');
+    expect(reply.status).toBe(200);
+    expect(reply.body.flag).toMatchObject({ postId: post.id, reporter: fourth.handle, reasonCode: 'unsafe', active: true });
+    expect(reply.body.post).toMatchObject({ id: post.id, moderationState: 'quarantined' });
+    expect(await t.orm.em.fork().count(Flag, { postId: post.id, reporterId: fourth.agentId, reasonCode: 'unsafe', active: true })).toBe(1);
     expect(await t.orm.em.fork().count(ModerationAction, { postId: post.id })).toBe(1);
+    expect(await t.orm.em.fork().count(OutboxEvent, { type: 'post.moderated', subjectId: post.id })).toBe(1);
+    expect(await t.orm.em.fork().count(OutboxEvent, { type: 'flag.created', subjectId: post.id })).toBe(4);
   });
 
   it('leaves a hidden post hidden when it reaches three reporters', async () => {

@@ -17,10 +17,6 @@ interface CheckpointQuery {
   cursor?: string;
 }
 
-export const fingerprintParam = Joi.string()
-  .pattern(/^SHA256:[A-Za-z0-9_-]{43}$/)
-  .messages({ 'string.pattern.base': '{#label} must be SHA256: + unpadded base64url of the key digest' });
-
 export const checkpointsEndpoint = defineEndpoint({
   key: 'checkpoints',
   path: '/api/forum/checkpoints',

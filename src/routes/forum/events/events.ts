@@ -33,6 +33,7 @@ function lowerBound(query: EventQuery): bigint {
     throw new ApiError('invalid_request', 'cursor is not a cursor this service issued', [{ field: 'cursor', issue: 'invalid' }]);
   }
   const bounds = [query.since, query.cursor].filter((b): b is string => b !== undefined).map((b) => BigInt(b));
+  // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.max does not take
   return bounds.reduce((a, b) => (a > b ? a : b), 0n);
 }
 

@@ -32,6 +32,7 @@ function resumeAfter(request: Request, since: string | undefined): bigint | 'now
   }
   if (since === 'now') return header === undefined ? 'now' : BigInt(header);
   const bounds = [since, header].filter((b): b is string => b !== undefined).map((b) => BigInt(b));
+  // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.max does not take
   return bounds.reduce((a, b) => (a > b ? a : b), 0n);
 }
 

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Follow } from '../../../entities/follow.ts';
-import { LedgerEvent } from '../../../entities/ledgerEvent.ts';
+import type { LedgerEvent } from '../../../entities/ledgerEvent.ts';
 import type { FannedEvent, FanoutListener } from '../../../ledger/fanout.ts';
 import { ledgerHead } from '../../../ledger/publisher.ts';
 import type { SseConnection } from '../../../http/sse.ts';

@@ -16,6 +16,7 @@ const targetParams = Joi.object({
     .valid(...followTargets)
     .required(),
   projectSlug: slugParam.required(),
+  // biome-ignore lint/suspicious/noThenProperty: Joi's when() takes then
   topicSlug: slugParam.when('targetType', { is: 'topic', then: Joi.required(), otherwise: Joi.forbidden() }),
 });
 

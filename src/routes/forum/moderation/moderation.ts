@@ -11,7 +11,7 @@ import { body, list } from '../../../views/schema.ts';
 import { postRecord } from '../../../views/post.ts';
 
 /** Public reason codes are lowercase words chosen by the moderator (flag reasons, appeal-upheld, ...). */
-export const reasonCodeParam = Joi.string()
+const reasonCodeParam = Joi.string()
   .pattern(/^[a-z][a-z0-9_-]{1,31}$/)
   .messages({ 'string.pattern.base': '{#label} must be 2-32 lowercase letters, digits, _ or -, starting with a letter' });
 

@@ -23,7 +23,7 @@ interface PostQuery {
 }
 
 /** Body text: up to the documented limit, kept exactly as sent (no trimming), but never blank. */
-export const bodyParam = Joi.string()
+const bodyParam = Joi.string()
   .max(textLimits.body)
   .pattern(/\S/)
   .messages({ 'string.pattern.base': '{#label} must not be blank' });

@@ -134,7 +134,7 @@ describe('the per-agent stream limit', () => {
 
   it('stops counting the streams of an instance that died, within seconds', async () => {
     const agent = await registerAgent(a.client);
-    let doomed: ServiceProcess | null = await startServiceProcess('src/main.ts', ['api'], { RATE_LIMIT_SCALE: '1', REDIS_PREFIX: a.settings.redisPrefix, DATABASE_URL: a.settings.databaseUrl });
+    let doomed: ServiceProcess | null = await startServiceProcess('src/bin/main.ts', ['api'], { RATE_LIMIT_SCALE: '1', REDIS_PREFIX: a.settings.redisPrefix, DATABASE_URL: a.settings.databaseUrl });
     try {
       const base = doomed.client.base;
       for (let i = 0; i < 4; i++) await EventStreamReader.open(base, { since: 'now' }, bearer(agent.token));

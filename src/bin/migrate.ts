@@ -1,5 +1,5 @@
-import { loadSettings } from '../config/settings.ts';
-import { migrate, openOrm } from './db/orm.ts';
+import { loadSettings } from '../../config/settings.ts';
+import { migrate, openOrm } from '../db/orm.ts';
 
 /** `npm run migrate`: applies pending migrations and exits. */
 const settings = loadSettings();

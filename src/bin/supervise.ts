@@ -1,10 +1,10 @@
 import { fileURLToPath } from 'node:url';
-import { loadSettings, SettingsError } from '../config/settings.ts';
-import { createLogger } from './observability/logger.ts';
-import { SETTINGS_EXIT_CODE, Supervisor } from './supervisor.ts';
+import { loadSettings, SettingsError } from '../../config/settings.ts';
+import { createLogger } from '../observability/logger.ts';
+import { SETTINGS_EXIT_CODE, Supervisor } from '../supervisor.ts';
 
 /**
- * `npm start`: `node src/supervise.ts [role ...]` runs each role (default: api
+ * `npm start`: `node src/bin/supervise.ts [role ...]` runs each role (default: api
  * and worker) as its own process under a supervisor that restarts a role
  * that dies. SIGTERM or SIGINT drains every role, then exits.
  */

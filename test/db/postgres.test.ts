@@ -1,14 +1,13 @@
-import { createRequire } from 'node:module';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { escapeLiteral, transactionInFewTrips } from '../../src/db/fewTrips.ts';
+import { run, transaction } from '../../src/db/postgres.ts';
 import { openOrm, type Orm } from '../../src/db/orm.ts';
 import { statement } from '../../src/db/statements.ts';
 import { unique } from '../support/client.ts';
 
 let orm: Orm;
-const table = unique('few_trips_').replace(/[^a-z0-9_]/gi, '_').toLowerCase();
+const table = unique('bound_').replace(/[^a-z0-9_]/gi, '_').toLowerCase();
 
 beforeAll(async () => {
   orm = await openOrm(inject('databaseUrl'), { poolMax: 2 });
@@ -26,16 +25,16 @@ async function rowsOf(id: string): Promise<{ body: string; at: string | null }[]
   return rows.map(({ body, at }) => ({ body, at: at === null ? null : new Date(at).toISOString() }));
 }
 
-describe('transactions in few round trips', () => {
+describe('statements with bound parameters, in transactions of few round trips', () => {
   it('commits the writes sent with commit, every parameter arriving as it was sent', async () => {
     const body = `it's a "quote", a back\\slash, \\' both, ünïcödé, emoji 🚀, a ? mark and $1`;
     const at = new Date('2026-11-25T10:11:12.345Z');
-    await transactionInFewTrips(orm.em, async () => ({ commit: [insert('literal', body, at)], result: null }));
+    await transaction(orm.em, async () => ({ commit: [insert('literal', body, at)], result: null }));
     expect(await rowsOf('literal')).toEqual([{ body, at: at.toISOString() }]);
   });
 
   it('lets a later trip read what an earlier trip of the same transaction wrote, before anyone else can', async () => {
-    const seen = await transactionInFewTrips(orm.em, async (trips) => {
+    const seen = await transaction(orm.em, async (trips) => {
       await trips.send([insert('own-write', 'first')]);
       const outside = await rowsOf('own-write');
       const [rows] = await trips.send([statement(`select body from ${table} where id = ?`, ['own-write'])]);
@@ -46,7 +45,7 @@ describe('transactions in few round trips', () => {
   });
 
   it('leaves nothing behind when it ends in a rollback', async () => {
-    await transactionInFewTrips(orm.em, async (trips) => {
+    await transaction(orm.em, async (trips) => {
       await trips.send([insert('rolled-back', 'gone')]);
       return { rollback: true, result: null };
     });
@@ -54,8 +53,8 @@ describe('transactions in few round trips', () => {
   });
 
   it("rolls back every statement when one fails, throws MikroORM's exception for it, and the pool serves the next transaction", async () => {
-    await transactionInFewTrips(orm.em, async () => ({ commit: [insert('taken', 'one')], result: null }));
-    const failing = transactionInFewTrips(orm.em, async (trips) => {
+    await transaction(orm.em, async () => ({ commit: [insert('taken', 'one')], result: null }));
+    const failing = transaction(orm.em, async (trips) => {
       await trips.send([insert('before-the-failure', 'x')]);
       return { commit: [insert('taken', 'two')], result: null };
     });
@@ -63,30 +62,32 @@ describe('transactions in few round trips', () => {
     expect(await rowsOf('before-the-failure')).toEqual([]);
     expect(await rowsOf('taken')).toEqual([{ body: 'one', at: null }]);
     // Both of the pool's two connections, and then some: a connection left mid-transaction would fail here.
-    for (let i = 0; i < 3; i++) await transactionInFewTrips(orm.em, async () => ({ commit: [insert(`after-${i}`, 'ok')], result: null }));
+    for (let i = 0; i < 3; i++) await transaction(orm.em, async () => ({ commit: [insert(`after-${i}`, 'ok')], result: null }));
     expect(await rowsOf('after-2')).toEqual([{ body: 'ok', at: null }]);
   });
 
-  it('sends numbers, negative ones after a minus sign included, bigints and booleans as the values they are', async () => {
-    const results = await transactionInFewTrips(orm.em, async (trips) => ({
+  it('sends numbers, negative ones after a minus sign included, bigints, booleans and lists as the values they are', async () => {
+    const results = await transaction(orm.em, async (trips) => ({
       commit: [],
-      result: await trips.send([statement('select 10-? as difference, ?::bigint as big, ? as yes, ?::numeric as fraction', [-5, 9007199254740993n, true, 0.25])]),
+      result: await trips.send([
+        statement('select 10-? as difference, ?::bigint as big, ?::boolean as yes, ?::numeric as fraction, ?::text[] as list', [-5, 9007199254740993n, true, 0.25, ['a"b', 'c\\d', 'e,f', '']]),
+      ]),
     }));
-    expect(results[0]?.[0]).toEqual({ difference: 15, big: '9007199254740993', yes: true, fraction: '0.25' });
+    expect(results[0]?.[0]).toEqual({ difference: 15, big: '9007199254740993', yes: true, fraction: '0.25', list: ['a"b', 'c\\d', 'e,f', ''] });
+  });
+
+  it('runs a statement alone on the transaction of the unit of work it is given', async () => {
+    await orm.em.fork().transactional(async (em) => {
+      await run(em, insert('inside-unit-of-work', 'seen'));
+      expect(await run(em, statement(`select body from ${table} where id = ?`, ['inside-unit-of-work']))).toEqual([{ body: 'seen' }]);
+      expect(await rowsOf('inside-unit-of-work')).toEqual([]);
+    });
+    expect(await rowsOf('inside-unit-of-work')).toEqual([{ body: 'seen', at: null }]);
   });
 
   it('refuses a statement whose placeholders and parameters do not match, sending nothing', async () => {
-    const mismatched = transactionInFewTrips(orm.em, async () => ({ commit: [statement(`insert into ${table} (id, body) values (?, ?)`, ['only-one'])], result: null }));
+    const mismatched = transaction(orm.em, async () => ({ commit: [statement(`insert into ${table} (id, body) values (?, ?)`, ['only-one'])], result: null }));
     await expect(mismatched).rejects.toThrow('2 placeholders for 1 parameters');
     expect(await rowsOf('only-one')).toEqual([]);
-  });
-});
-
-describe('escapeLiteral', () => {
-  it("writes exactly what pg's escapeLiteral writes", () => {
-    const pg = createRequire(import.meta.url)('pg') as { escapeLiteral(text: string): string };
-    for (const text of ['', 'plain', "it's", 'back\\slash', "both ' and \\", '{"a":"line\\nbreak \\"q\\""}', "''\\\\''"]) {
-      expect(escapeLiteral(text)).toBe(pg.escapeLiteral(text));
-    }
   });
 });

@@ -1,11 +1,12 @@
-import { loadSettings, SettingsError } from '../config/settings.ts';
-import type { Role } from './app.ts';
-import { SETTINGS_EXIT_CODE } from './supervisor.ts';
-import { tracingRequested } from './tracing/switch.ts';
+import { loadSettings, SettingsError } from '../../config/settings.ts';
+import type { Role } from '../app.ts';
+import { surviveEscapedOutages } from '../observability/outages.ts';
+import { SETTINGS_EXIT_CODE } from '../supervisor.ts';
+import { tracingRequested } from '../tracing/switch.ts';
 
 /**
- * `node src/main.ts [api|worker|all]`: one role (or both) in this process.
- * `npm start` runs each role this way under src/supervise.ts; compose runs
+ * `node src/bin/main.ts [api|worker|all]`: one role (or both) in this process.
+ * `npm start` runs each role this way under src/bin/supervise.ts; compose runs
  * them as services with a restart policy.
  */
 const arg = process.argv[2] ?? 'all';
@@ -16,12 +17,13 @@ if (roles.length === 0) {
 }
 
 // Before the app's modules load, so the instrumentations patch hapi, ioredis and pg as they are imported; with tracing off the SDK is never loaded.
-const tracing = tracingRequested(process.env) ? (await import('./tracing/sdk.ts')).startTracing() : null;
-const { startApp } = await import('./app.ts');
+const tracing = tracingRequested(process.env) ? (await import('../tracing/sdk.ts')).startTracing() : null;
+const { startApp } = await import('../app.ts');
 
 try {
   const settings = loadSettings();
   const app = await startApp(settings, roles);
+  surviveEscapedOutages(app.logger);
   app.logger.info({ roles, uri: app.server?.info.uri ?? null, metricsPort: app.metricsPort }, 'started');
   let stopping = false;
   const drain = async (signal: string) => {

@@ -1,0 +1,247 @@
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { chmodSync, createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort, postgresBin } from '../chaos/services.ts';
+import { patroniConfig, postgresBalancerConfig, type EtcdMember, type Member } from './patroniConfig.ts';
+
+const run = promisify(execFile);
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** What Patroni's REST API says of one member (GET /cluster). */
+export interface PatroniMemberState {
+  name: string;
+  role: 'leader' | 'sync_standby' | 'replica' | string;
+  state: string;
+  port: number;
+}
+
+function alive(child: ChildProcess | null): child is ChildProcess {
+  return child !== null && child.exitCode === null && child.signalCode === null;
+}
+
+function postgresIds(): { uid: number; gid: number } {
+  return { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) };
+}
+
+/**
+ * Postgres as a Patroni cluster on this machine: three etcd members as its
+ * store, three Patroni members (a leader and two replicas, one of them a
+ * synchronous standby: `synchronous_mode`), and HAProxy in front with one
+ * port for writes (whoever answers Patroni's /primary) and one for reads
+ * (whoever answers /replica). A client never needs to know who leads.
+ */
+export class PatroniCluster {
+  readonly dir: string;
+  readonly members: Member[];
+  readonly etcd: EtcdMember[];
+  readonly ports: { primary: number; replicas: number };
+  private balancer: ChildProcess | null = null;
+  private readonly bin: string;
+  /** Where the etcd, Patroni (with its Postgres) and HAProxy logs go; they outlive stop(). */
+  readonly logDir: string;
+
+  private constructor(dir: string, logDir: string, bin: string, members: Member[], etcd: EtcdMember[], ports: { primary: number; replicas: number }) {
+    this.dir = dir;
+    this.logDir = logDir;
+    this.bin = bin;
+    this.members = members;
+    this.etcd = etcd;
+    this.ports = ports;
+  }
+
+  static async start(logDir?: string): Promise<PatroniCluster> {
+    const bin = postgresBin();
+    if (!bin) throw new Error('no Postgres server binaries under /usr/lib/postgresql');
+    const dir = mkdtempSync(join(tmpdir(), 'agora-patroni-'));
+    chmodSync(dir, 0o755);
+    const etcd: EtcdMember[] = [];
+    for (const n of [1, 2, 3]) etcd.push({ name: `etcd${n}`, clientPort: await freePort(), peerPort: await freePort(), child: null });
+    const members: Member[] = [];
+    for (const n of [1, 2, 3]) members.push({ name: `pg${n}`, restPort: await freePort(), pgPort: await freePort(), dataDir: join(dir, `pg${n}`), patroni: null });
+    const cluster = new PatroniCluster(dir, logDir ?? dir, bin, members, etcd, { primary: await freePort(), replicas: await freePort() });
+    try {
+      for (const member of etcd) cluster.startEtcd(member, 'new');
+      await cluster.until('etcd to have a leader', async () => (await cluster.etcdHealthy()) === 3, 30_000);
+      for (const member of members) cluster.startPatroni(member);
+      await cluster.until('a leader and two streaming replicas, one synchronous', () => cluster.complete(), 120_000);
+      cluster.startBalancer();
+      await cluster.until('HAProxy to reach the leader', () => cluster.accepts(cluster.ports.primary), 30_000);
+    } catch (error) {
+      await cluster.stop();
+      throw error;
+    }
+    return cluster;
+  }
+
+  private log(name: string) {
+    return createWriteStream(join(this.logDir, `${name}.log`), { flags: 'a' });
+  }
+
+  private spawnLogged(name: string, command: string, args: string[], options: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {}): ChildProcess {
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    const log = this.log(name);
+    child.stdout?.pipe(log);
+    child.stderr?.pipe(log);
+    child.once('error', (error) => log.write(`spawn failed: ${error.message}\n`));
+    return child;
+  }
+
+  private startEtcd(member: EtcdMember, state: 'new' | 'existing'): void {
+    const cluster = this.etcd.map((m) => `${m.name}=http://127.0.0.1:${m.peerPort}`).join(',');
+    const client = `http://127.0.0.1:${member.clientPort}`;
+    const peer = `http://127.0.0.1:${member.peerPort}`;
+    member.child = this.spawnLogged(member.name, 'etcd', [
+      '--name', member.name, '--data-dir', join(this.dir, member.name),
+      '--listen-client-urls', client, '--advertise-client-urls', client,
+      '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer,
+      '--initial-cluster', cluster, '--initial-cluster-state', state, '--initial-cluster-token', 'agora',
+      // A loopback cluster: elect within a second of losing a member.
+      '--heartbeat-interval', '100', '--election-timeout', '1000',
+    ]);
+  }
+
+  private config(member: Member): string {
+    const file = join(this.dir, `${member.name}.yml`);
+    // JSON is YAML.
+    writeFileSync(file, JSON.stringify(patroniConfig(member, this.etcd, this.bin, this.dir), null, 2));
+    return file;
+  }
+
+  private startPatroni(member: Member): void {
+    const file = this.config(member);
+    const ids: { uid?: number; gid?: number } = process.getuid?.() === 0 ? postgresIds() : {};
+    if (ids.uid !== undefined) execFileSync('chown', ['postgres:postgres', this.dir, file]);
+    member.patroni = this.spawnLogged(member.name, 'patroni', [file], { ...ids, env: { ...process.env, HOME: this.dir } });
+  }
+
+  private startBalancer(): void {
+    const file = join(this.dir, 'haproxy-postgres.cfg');
+    writeFileSync(file, postgresBalancerConfig(this.members, this.ports));
+    this.balancer = this.spawnLogged('haproxy-postgres', 'haproxy', ['-db', '-f', file]);
+  }
+
+  private async until(what: string, check: () => Promise<boolean> | boolean, ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (Date.now() < deadline) {
+      if (await Promise.resolve().then(check).catch(() => false)) return;
+      await pause(200);
+    }
+    throw new Error(`patroni: ${what} did not happen within ${ms / 1000} s (logs in ${this.logDir})`);
+  }
+
+  private async etcdHealthy(): Promise<number> {
+    const answers = await Promise.all(this.etcd.map((m) => fetch(`http://127.0.0.1:${m.clientPort}/health`, { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false)));
+    return answers.filter(Boolean).length;
+  }
+
+  private async accepts(port: number): Promise<boolean> {
+    await run(join(this.bin, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-t', '1']);
+    return true;
+  }
+
+  /** Every member as Patroni sees it, asked of any member that answers. */
+  async state(): Promise<PatroniMemberState[]> {
+    for (const member of this.members.filter((m) => alive(m.patroni))) {
+      const reply = await fetch(`http://127.0.0.1:${member.restPort}/cluster`, { signal: AbortSignal.timeout(1000) }).catch(() => null);
+      if (reply?.ok) return ((await reply.json()) as { members: PatroniMemberState[] }).members;
+    }
+    return [];
+  }
+
+  /** A leader running, and every live member either it or a streaming replica, one of them synchronous. */
+  async complete(): Promise<boolean> {
+    const live = this.members.filter((m) => alive(m.patroni));
+    const state = await this.state();
+    const running = state.filter((m) => live.some((l) => l.name === m.name) && ['running', 'streaming'].includes(m.state));
+    const roles = running.map((m) => m.role);
+    return running.length === live.length && roles.filter((r) => r === 'leader').length === 1 && (live.length < 2 || roles.includes('sync_standby'));
+  }
+
+  async leader(): Promise<Member> {
+    const name = (await this.state()).find((m) => m.role === 'leader')?.name;
+    const member = this.members.find((m) => m.name === name);
+    if (!member) throw new Error('patroni: no leader');
+    return member;
+  }
+
+  /** The postmaster pid of a member, from its data folder. */
+  postmasterPid(member: Member): number | undefined {
+    const file = join(member.dataDir, 'postmaster.pid');
+    if (!existsSync(file)) return undefined;
+    const pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
+    try {
+      process.kill(pid, 0);
+      return pid;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The whole node at once, as a machine that dies: its Patroni and its Postgres, SIGKILL. */
+  killNode(member: Member): void {
+    const postmaster = this.postmasterPid(member);
+    member.patroni?.kill('SIGKILL');
+    if (postmaster) process.kill(postmaster, 'SIGKILL');
+  }
+
+  /** SIGKILL one etcd member, then start it again with its data (it rejoins). */
+  async bounceEtcd(member: EtcdMember, downMs: number): Promise<void> {
+    member.child?.kill('SIGKILL');
+    await pause(downMs);
+    this.startEtcd(member, 'existing');
+  }
+
+  /** A planned switchover to a synchronous standby (what `patronictl switchover` does), through the leader's REST API. */
+  async switchover(): Promise<void> {
+    const leader = await this.leader();
+    const candidate = (await this.state()).find((m) => m.role === 'sync_standby')?.name;
+    const reply = await fetch(`http://127.0.0.1:${leader.restPort}/switchover`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ leader: leader.name, candidate }) });
+    if (!reply.ok) throw new Error(`patroni: switchover refused: ${reply.status} ${await reply.text()}`);
+  }
+
+  /** Waits until the cluster is complete again (its live members). */
+  untilComplete(ms = 60_000): Promise<void> {
+    return this.until('the cluster to be complete again', () => this.complete(), ms);
+  }
+
+  url(port: number, database: string): string {
+    return `postgres://postgres@127.0.0.1:${port}/${database}`;
+  }
+
+  /** Processes running now, by role, for `topology status`. */
+  processes(): { role: string; name: string; pid: number | undefined; port: number; pidFile?: string }[] {
+    return [
+      ...this.etcd.filter((m) => alive(m.child)).map((m) => ({ role: 'etcd', name: m.name, pid: m.child?.pid, port: m.clientPort })),
+      ...this.members.filter((m) => alive(m.patroni)).map((m) => ({ role: 'patroni', name: m.name, pid: m.patroni?.pid, port: m.restPort })),
+      ...this.members.map((m) => ({ role: 'postgres', name: m.name, pid: this.postmasterPid(m), port: m.pgPort, pidFile: join(m.dataDir, 'postmaster.pid') })).filter((p) => p.pid !== undefined),
+      ...(alive(this.balancer) ? [{ role: 'postgres balancer', name: 'haproxy-postgres', pid: this.balancer.pid, port: this.ports.primary }] : []),
+    ];
+  }
+
+  pids(): number[] {
+    return this.processes().flatMap((p) => (p.pid ? [p.pid] : []));
+  }
+
+  async stop(): Promise<void> {
+    const stopping: Promise<unknown>[] = [];
+    const stopChild = (child: ChildProcess | null, signal: NodeJS.Signals = 'SIGTERM') => {
+      if (!alive(child)) return;
+      stopping.push(once(child, 'exit'));
+      child.kill(signal);
+    };
+    stopChild(this.balancer);
+    // Patroni stops its Postgres on SIGTERM; a member whose Patroni was killed leaves a postmaster behind.
+    for (const member of this.members) stopChild(member.patroni);
+    await Promise.all(stopping.splice(0));
+    for (const member of this.members) {
+      const postmaster = this.postmasterPid(member);
+      if (postmaster) process.kill(postmaster, 'SIGKILL');
+    }
+    for (const member of this.etcd) stopChild(member.child);
+    await Promise.all(stopping);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

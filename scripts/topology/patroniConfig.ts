@@ -1,0 +1,95 @@
+import type { ChildProcess } from 'node:child_process';
+
+/**
+ * Failover timings, as tight as Patroni 3.0 accepts (ttl at least loop_wait +
+ * 2 × retry_timeout): a dead leader's key lapses after `ttl` seconds and a
+ * replica checks every `loop_wait`. Later Patroni releases refuse a ttl under 20.
+ */
+export const FAILOVER_TIMINGS = { ttl: 10, loop_wait: 1, retry_timeout: 3 } as const;
+
+export interface Member {
+  name: string;
+  restPort: number;
+  pgPort: number;
+  dataDir: string;
+  patroni: ChildProcess | null;
+}
+
+export interface EtcdMember {
+  name: string;
+  clientPort: number;
+  peerPort: number;
+  child: ChildProcess | null;
+}
+
+/** One Patroni member's configuration (written as JSON, which is YAML). */
+export function patroniConfig(member: Member, etcd: EtcdMember[], bin: string, dir: string) {
+  return {
+    scope: 'agora',
+    namespace: '/agora/',
+    name: member.name,
+    restapi: { listen: `127.0.0.1:${member.restPort}`, connect_address: `127.0.0.1:${member.restPort}` },
+    etcd3: { hosts: etcd.map((m) => `127.0.0.1:${m.clientPort}`) },
+    bootstrap: {
+      dcs: {
+        ...FAILOVER_TIMINGS,
+        maximum_lag_on_failover: 1_048_576,
+        // A write is acknowledged once a standby has it too: the loss of the leader loses no acknowledged write.
+        synchronous_mode: true,
+        postgresql: {
+          use_pg_rewind: true,
+          use_slots: true,
+          parameters: {
+            // Throwaway clusters on a machine others share; a killed process still leaves its writes in the page cache.
+            fsync: 'off',
+            shared_preload_libraries: 'pg_stat_statements',
+            // A worker frozen inside a batch transaction gives its locks up after 2 s, so another can take its job over.
+            idle_in_transaction_session_timeout: '2s',
+            wal_log_hints: 'on',
+          },
+        },
+      },
+      initdb: [{ encoding: 'UTF8' }, { auth: 'trust' }],
+    },
+    postgresql: {
+      listen: `127.0.0.1:${member.pgPort}`,
+      connect_address: `127.0.0.1:${member.pgPort}`,
+      data_dir: member.dataDir,
+      bin_dir: bin,
+      pgpass: `${dir}/${member.name}.pgpass`,
+      authentication: { superuser: { username: 'postgres', password: 'postgres' }, replication: { username: 'postgres', password: 'postgres' }, rewind: { username: 'postgres', password: 'postgres' } },
+      pg_hba: ['local all all trust', 'host all all 127.0.0.1/32 trust', 'host replication all 127.0.0.1/32 trust'],
+      parameters: { unix_socket_directories: dir },
+    },
+  };
+}
+
+/** HAProxy in front of the members: writes to whoever answers Patroni's /primary, reads to whoever answers /replica. */
+export function postgresBalancerConfig(members: Member[], ports: { primary: number; replicas: number }): string {
+  const servers = (check: string) =>
+    [
+      `  option httpchk GET /${check}`,
+      '  http-check expect status 200',
+      // Sessions to a node that stops being the leader (or a replica) are cut: pools reconnect to the right one.
+      '  default-server inter 500ms fall 2 rise 1 on-marked-down shutdown-sessions',
+      ...members.map((m) => `  server ${m.name} 127.0.0.1:${m.pgPort} check port ${m.restPort}`),
+    ].join('\n');
+  return [
+    'global',
+    '  maxconn 2000',
+    'defaults',
+    '  mode tcp',
+    '  timeout connect 2s',
+    '  timeout client 30m',
+    '  timeout server 30m',
+    '  timeout check 1s',
+    'listen postgres-primary',
+    `  bind 127.0.0.1:${ports.primary}`,
+    servers('primary'),
+    'listen postgres-replicas',
+    `  bind 127.0.0.1:${ports.replicas}`,
+    '  balance roundrobin',
+    servers('replica'),
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,125 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { CompiledQuery, type Kysely } from 'kysely';
+import type { Statement } from './statements.ts';
+
+/**
+ * The one way statements reach Postgres outside the unit of work: with bound
+ * parameters (the extended protocol: the text travels with `$n` placeholders
+ * and each value apart from it), never inlined as literals. A statement that
+ * fails is then logged by Postgres (log_min_error_statement) with its text
+ * alone, never with the values it carried (log_parameter_max_length_on_error
+ * is 0 by default). Each value is encoded by pg itself (arrays as array
+ * literals, Dates as timestamps, Buffers as bytea), and cast where the text
+ * says (`?::text[]`).
+ *
+ * Executed alone (`run`: on the unit of work's transaction when `em` is in
+ * one), or as a short transaction whose statements go in a few pipelined
+ * round trips (`transaction`).
+ */
+
+export type Row = Record<string, unknown>;
+
+/** The statement as pg takes it: its `?` placeholders numbered `$1`, `$2`... in order. */
+function bound({ sql, params }: Statement): { text: string; values: unknown[] } {
+  // The `??` and `\?` forms MikroORM's execute also reads are refused rather than misread.
+  if (sql.includes('??') || sql.includes('\\?')) throw new Error('a statement takes only plain ? placeholders');
+  const parts = sql.split('?');
+  if (parts.length !== params.length + 1) throw new Error(`statement has ${parts.length - 1} placeholders for ${params.length} parameters`);
+  return { text: parts.reduce((text, part, i) => `${text}$${i}${part}`), values: params };
+}
+
+/** What MikroORM's unit of work runs on: the transaction's connection, or the pool. */
+interface QueryExecutor {
+  executeQuery<R>(query: CompiledQuery<R>): Promise<{ rows: R[] }>;
+}
+
+/**
+ * One statement, its rows: on `em`'s transaction when it has one (a
+ * command's handler), otherwise on a connection of the ORM's pool. Errors
+ * are thrown as MikroORM's exception for them, as from the unit of work.
+ */
+export async function run<R = Row>(em: EntityManager, statement: Statement): Promise<R[]> {
+  const { text, values } = bound(statement);
+  const executor = em.getTransactionContext<QueryExecutor>() ?? (em.getConnection('write').getClient() as Kysely<unknown>);
+  try {
+    return (await executor.executeQuery(CompiledQuery.raw(text, values))).rows as R[];
+  } catch (error) {
+    throw em.getDriver().convertException(error as Error);
+  }
+}
+
+/** The part of a pg pool client used here (pg ships no types of its own). */
+interface PipelinedClient {
+  query(text: string, values?: unknown[]): Promise<{ rows: Row[] }>;
+  release(error?: Error): void;
+}
+interface ClientPool {
+  connect(): Promise<PipelinedClient>;
+}
+
+/** A transaction opened by `transaction`. */
+export interface Trips {
+  /** Sends the statements in one round trip, pipelined, in order (the first trip also begins the transaction); each statement's rows. */
+  send(statements: Statement[]): Promise<Row[][]>;
+}
+
+/** How the transaction ends: the last writes travel with `commit` (an empty list just commits), or it rolls back; `result` is returned either way. */
+export type Ending<T> = { commit: Statement[]; result: T } | { rollback: true; result: T };
+
+/**
+ * A short transaction in as few round trips as its logic allows, on a
+ * connection of the ORM's pool (whose clients pipeline: src/db/orm.ts):
+ * `begin` is sent with the first statements, the last writes with `commit`,
+ * and every trip in between sends its statements one after another without
+ * waiting for their answers (node-postgres `pipeline: true`), then waits once.
+ * Through the unit of work the same transaction takes a round trip for
+ * `begin`, one per statement and one for `commit`; on this service a round
+ * trip costs more CPU than most statements and, under load, waits for a busy
+ * core at each end. For the hot transactions that read, decide in
+ * JavaScript, then write: a batch of hot commands, the ledger's publication.
+ *
+ * Each statement gets its own snapshot (READ COMMITTED), so a statement sees
+ * what committed while an earlier one of the same trip waited for a lock. A
+ * statement that fails aborts the transaction, and every later one of its
+ * trip fails with it (a `commit` among them answers ROLLBACK). On any error
+ * the connection is discarded and the first error thrown as MikroORM's
+ * exception for it.
+ */
+export async function transaction<T>(em: EntityManager, work: (trips: Trips) => Promise<Ending<T>>): Promise<T> {
+  const driver = em.getDriver();
+  let client: PipelinedClient;
+  try {
+    client = await ((await em.getConnection('write').getNativeClient()) as unknown as ClientPool).connect();
+  } catch (error) {
+    throw driver.convertException(error as Error);
+  }
+  const trip = async (statements: (Statement | 'begin' | 'commit' | 'rollback')[]): Promise<Row[][]> => {
+    // Every statement is checked before the first is sent.
+    const queries = statements.map((statement) => (typeof statement === 'string' ? { text: statement, values: [] } : bound(statement)));
+    const answers = await Promise.allSettled(queries.map(({ text, values }) => client.query(text, values)));
+    const failed = answers.find((answer) => answer.status === 'rejected');
+    if (failed) throw driver.convertException(failed.reason as Error);
+    return answers.map((answer) => (answer as PromiseFulfilledResult<{ rows: Row[] }>).value.rows);
+  };
+  let begun = false;
+  try {
+    const ending = await work({
+      async send(statements) {
+        if (begun) return trip(statements);
+        begun = true;
+        return (await trip(['begin', ...statements])).slice(1);
+      },
+    });
+    if ('rollback' in ending) {
+      if (begun) await trip(['rollback']);
+    } else {
+      await trip([...(begun ? [] : ['begin' as const]), ...ending.commit, 'commit']);
+    }
+    client.release();
+    return ending.result;
+  } catch (error) {
+    // The connection may be mid-transaction, or gone: the pool must not hand it out again.
+    client.release(error as Error);
+    throw error;
+  }
+}
