@@ -12,7 +12,7 @@ node bench/run.ts $2 > /tmp/cs.out 2>&1 &
 BENCH=$!
 : > /tmp/cs.samples
 while kill -0 $BENCH 2>/dev/null; do
-  A=$(pgrep -f "src/main.ts api" | head -1); W=$(pgrep -f "src/main.ts worker" | head -1)
+  A=$(pgrep -f "src/bin/main.ts api" | head -1); W=$(pgrep -f "src/bin/main.ts worker" | head -1)
   if [ -n "$A" ] && [ -n "$W" ]; then
     a=$(awk '{print $14+$15}' /proc/$A/stat 2>/dev/null); w=$(awk '{print $14+$15}' /proc/$W/stat 2>/dev/null)
     echo "$(date +%s.%N) $a $w" >> /tmp/cs.samples

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Runtime } from '../src/context.ts';
 import { failpoint } from '../src/failpoints.ts';
@@ -13,6 +14,7 @@ import { afterCommitPipeline } from '../src/store/afterCommit.ts';
 import { PENDING_CLAIM_TTL_SECONDS } from '../src/store/idempotencyStore.ts';
 import type { Stores } from '../src/store/stores.ts';
 import { PUBLISH_BATCH, type Publication } from '../src/ledger/publisher.ts';
+import { linkCommandTraces, queueTelemetry } from '../src/tracing/queueTracing.ts';
 import { executeBatch, type Execution } from './executeBatch.ts';
 import { startLedgerPublisher, type LedgerPublisherLoop } from './ledgerPublisher.ts';
 
@@ -96,6 +98,9 @@ export class CommandWorkers {
       stalledInterval: Math.max(250, Math.floor(settings.workerLockMs / 4)),
       // Short locks lapse under a long pause too (a loaded machine, a frozen VM); such a job is run again, fenced, not failed.
       maxStalledCount: 20,
+      // Named so the operators' projects page (queue.getWorkers()) shows which process serves a partition.
+      name: `${hostname()}:${process.pid}`,
+      telemetry: queueTelemetry(),
     });
     // A lost connection is logged once per outage by DependencyHealth (every connection to Redis fails together).
     worker.on('error', (error) => {
@@ -111,6 +116,7 @@ export class CommandWorkers {
   private async processBatch(job: Job<CommandBatch>, token: string | undefined): Promise<{ applied: number }> {
     const { metrics } = this.runtime;
     const stopTimer = metrics.batchDuration.startTimer();
+    linkCommandTraces(job.data);
     metrics.batchSize.observe(job.data.commands.length);
     let pending = job.data.commands;
     let applied = 0;

@@ -1,7 +1,8 @@
 import { loadSettings, SettingsError } from '../../config/settings.ts';
-import { startApp, type Role } from '../app.ts';
+import type { Role } from '../app.ts';
 import { surviveEscapedOutages } from '../observability/outages.ts';
 import { SETTINGS_EXIT_CODE } from '../supervisor.ts';
+import { tracingRequested } from '../tracing/switch.ts';
 
 /**
  * `node src/bin/main.ts [api|worker|all]`: one role (or both) in this process.
@@ -15,6 +16,10 @@ if (roles.length === 0) {
   process.exit(2);
 }
 
+// Before the app's modules load, so the instrumentations patch hapi, ioredis and pg as they are imported; with tracing off the SDK is never loaded.
+const tracing = tracingRequested(process.env) ? (await import('../tracing/sdk.ts')).startTracing() : null;
+const { startApp } = await import('../app.ts');
+
 try {
   const settings = loadSettings();
   const app = await startApp(settings, roles);
@@ -26,6 +31,7 @@ try {
     stopping = true;
     app.logger.info({ signal }, 'draining');
     await app.stop();
+    await tracing?.shutdown();
     process.exit(0);
   };
   process.on('SIGTERM', () => void drain('SIGTERM'));

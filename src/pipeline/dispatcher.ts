@@ -5,6 +5,7 @@ import type { Command, CommandBatch, CommandResult } from './command.ts';
 import { partitionOf, partitionQueueName, queueCounts } from './partitions.ts';
 import type { ReplyListener } from './replies.ts';
 import type { RedisClient } from '../redis.ts';
+import { captureCommandTrace, enqueueTraced, queueTelemetry, type CommandTrace, type TracedBatch } from '../tracing/queueTracing.ts';
 
 export interface DispatcherOptions {
   connection: RedisClient;
@@ -24,6 +25,8 @@ const MAX_HOLD_MS = 250;
 interface Waiting {
   command: Command;
   sent: (error?: Error) => void;
+  /** The request's trace, with tracing on. */
+  trace: CommandTrace | undefined;
 }
 
 /**
@@ -46,7 +49,7 @@ class PartitionLane {
 
   submit(command: Command): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.buffer.push({ command, sent: (error) => (error ? reject(error) : resolve()) });
+      this.buffer.push({ command, sent: (error) => (error ? reject(error) : resolve()), trace: captureCommandTrace() });
       this.pump(false);
     });
   }
@@ -79,7 +82,11 @@ class PartitionLane {
       // No custom jobId: BullMQ dedupes by jobId only while the job exists, and a batch must never be
       // dropped because it shares an id with an older one. Duplicates are stopped by processed_command.
       // Named by its projects, so operators' views count a project's backlog without reading job data.
-      await this.queue.add(batchName(batch.map((w) => w.command.partitionKey)), data);
+      const name = batchName(batch.map((w) => w.command.partitionKey));
+      if (queueTelemetry()) {
+        const traces = batch.map((w) => w.trace ?? {});
+        await enqueueTraced(traces, () => this.queue.add(name, { ...data, traces } satisfies TracedBatch));
+      } else await this.queue.add(name, data);
       for (const w of batch) w.sent();
     } catch (error) {
       this.outstanding -= batch.length;
@@ -113,6 +120,7 @@ export class Dispatcher {
         new Queue(partitionQueueName(i), {
           connection: options.connection,
           prefix: options.prefix,
+          telemetry: queueTelemetry(),
           defaultJobOptions: {
             attempts: 5,
             backoff: { type: 'exponential', delay: 200 },
