@@ -5,7 +5,7 @@ import type { ChildProcess } from 'node:child_process';
  * 2 × retry_timeout): a dead leader's key lapses after `ttl` seconds and a
  * replica checks every `loop_wait`. Later Patroni releases refuse a ttl under 20.
  */
-export const FAILOVER_TIMINGS = { ttl: 10, loop_wait: 1, retry_timeout: 3 } as const;
+const FAILOVER_TIMINGS = { ttl: 10, loop_wait: 1, retry_timeout: 3 } as const;
 
 export interface Member {
   name: string;

@@ -3,7 +3,7 @@ import type { RedisClient } from '../redis.ts';
 import { batchComposition, batchName, type BatchComposition } from './batchName.ts';
 
 /** Where a job is: not yet applied (waiting, delayed for a retry, active), or done (failed for good, completed). */
-export type JobState = 'waiting' | 'delayed' | 'active' | 'failed' | 'completed';
+type JobState = 'waiting' | 'delayed' | 'active' | 'failed' | 'completed';
 
 /** One queue job as the operators' views need it: its projects, its times, its failure. */
 export interface JobSummary {
@@ -91,7 +91,9 @@ export async function readJobSummaries(queue: Queue, limits: ReadLimits): Promis
   });
   if (unnamed.length > 0) {
     const data = await Promise.all(unnamed.map((summary) => client.hget(queue.toKey(summary.id), 'data')));
-    unnamed.forEach((summary, i) => (summary.composition = compositionOfData(data[i] ?? null)));
+    unnamed.forEach((summary, i) => {
+      summary.composition = compositionOfData(data[i] ?? null);
+    });
   }
   return summaries;
 }

@@ -3,7 +3,7 @@ import { projectOfKey } from './batchName.ts';
 import type { ProjectBacklog } from './projectBacklog.ts';
 
 /** The label of everything not named: the projects past the busiest N and the commands outside projects. Not a valid slug. */
-export const OTHER_PROJECTS = '(other)';
+const OTHER_PROJECTS = '(other)';
 /** Projects counted between two scrapes for the busiest-N choice; past this many, new ones are not counted (no scrape, no growth). */
 const MAX_COUNTED = 10_000;
 
