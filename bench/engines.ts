@@ -51,9 +51,19 @@ export async function redisNodes(redisUrl: string, clusterSeeds: string[]): Prom
           .map(([, address, flags]) => {
             const [hostPort] = (address ?? '').split('@');
             const at = (hostPort ?? '').lastIndexOf(':');
-            return { host: (hostPort ?? '').slice(0, at) || seedHost, port: Number((hostPort ?? '').slice(at + 1)), role: flags?.includes('master') ? 'master' : 'replica' };
+            return {
+              host: (hostPort ?? '').slice(0, at) || seedHost,
+              port: Number((hostPort ?? '').slice(at + 1)),
+              role: flags?.includes('master') ? 'master' : 'replica',
+            };
           });
-  const nodes = await Promise.all(addresses.map(async ({ host, port, role }) => ({ port, role, pid: Number(infoField(await onNode(host, port, (node) => node.info('server')), 'process_id')) })));
+  const nodes = await Promise.all(
+    addresses.map(async ({ host, port, role }) => ({
+      port,
+      role,
+      pid: Number(infoField(await onNode(host, port, (node) => node.info('server')), 'process_id')),
+    })),
+  );
   return nodes.sort((a, b) => (a.role === b.role ? a.port - b.port : a.role === 'master' ? -1 : 1));
 }
 
@@ -81,5 +91,8 @@ async function postmasterOf(databaseUrl: string): Promise<number> {
 }
 
 export async function postmasters(primaryUrl: string, replicaUrls: string[]): Promise<Postmaster[]> {
-  return [{ role: 'primary', pid: await postmasterOf(primaryUrl) }, ...(await Promise.all(replicaUrls.map(async (url) => ({ role: 'replica' as const, pid: await postmasterOf(url) }))))];
+  return [
+    { role: 'primary', pid: await postmasterOf(primaryUrl) },
+    ...(await Promise.all(replicaUrls.map(async (url) => ({ role: 'replica' as const, pid: await postmasterOf(url) })))),
+  ];
 }

@@ -40,7 +40,8 @@ async function freshDatabase(baseUrl: string, name: string): Promise<string> {
   return Object.assign(new URL(baseUrl), { pathname: `/${name}` }).toString();
 }
 
-const dropDatabase = (databaseUrl: string) => onServer(databaseUrl, `drop database if exists "${new URL(databaseUrl).pathname.slice(1)}" with (force)`);
+const dropDatabase = (databaseUrl: string) =>
+  onServer(databaseUrl, `drop database if exists "${new URL(databaseUrl).pathname.slice(1)}" with (force)`);
 
 /**
  * Where the engines are: the environment's DATABASE_URL, DATABASE_REPLICA_URLS,
@@ -49,7 +50,9 @@ const dropDatabase = (databaseUrl: string) => onServer(databaseUrl, `drop databa
  */
 function engineEnv(): Record<string, string | undefined> {
   if (!process.env.BENCH_TOPOLOGY) return process.env;
-  const state = JSON.parse(readFileSync(join(process.env.TOPOLOGY_DIR ?? '.topology', 'state.json'), 'utf8')) as { env?: Record<string, string> };
+  const state = JSON.parse(readFileSync(join(process.env.TOPOLOGY_DIR ?? '.topology', 'state.json'), 'utf8')) as {
+    env?: Record<string, string>;
+  };
   if (!state.env) throw new Error('BENCH_TOPOLOGY: the topology is not up (npm run topology -- up)');
   return { ...process.env, ...state.env };
 }
@@ -65,7 +68,10 @@ export async function startTarget(layout: 'single' | 'split', extraEnv: Record<s
   const engines = engineEnv();
   const databaseName = `agora_bench_${randomBytes(4).toString('hex')}`;
   const databaseUrl = await freshDatabase(engines.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/forum', databaseName);
-  const replicaUrls = (engines.DATABASE_REPLICA_URLS ?? '').split(',').filter(Boolean).map((replica) => Object.assign(new URL(replica), { pathname: `/${databaseName}` }).toString());
+  const replicaUrls = (engines.DATABASE_REPLICA_URLS ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((replica) => Object.assign(new URL(replica), { pathname: `/${databaseName}` }).toString());
   const redisUrl = engines.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const clusterSeeds = (engines.REDIS_CLUSTER_NODES ?? '').split(',').filter(Boolean);
   const env = {
@@ -87,7 +93,10 @@ export async function startTarget(layout: 'single' | 'split', extraEnv: Record<s
   const roles = layout === 'single' ? ['all'] : [...Array.from({ length: workers }, () => 'worker'), 'api'];
   const children: ChildProcess[] = [];
   for (const role of roles) {
-    const child = spawn(process.execPath, [...profile, 'src/bin/main.ts', role], { env, stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 'inherit' : 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [...profile, 'src/bin/main.ts', role], {
+      env,
+      stdio: ['ignore', process.env.BENCH_LOG_LEVEL ? 'inherit' : 'ignore', 'inherit'],
+    });
     // A role that dies at start (port taken, bad settings) must stop the run, not leave it timing out.
     child.once('exit', (code) => {
       if (code !== 0 && code !== null) throw new Error(`the ${role} process exited with code ${code}`);
@@ -122,7 +131,13 @@ export async function startTarget(layout: 'single' | 'split', extraEnv: Record<s
     stop: async () => {
       for (const child of children) child.removeAllListeners('exit').kill('SIGTERM');
       await Promise.all(children.map((c) => new Promise((resolve) => c.once('exit', resolve))));
-      const redis = connectRedis({ redisUrl, redisClusterNodes: clusterSeeds.map((seed) => ({ host: seed.split(':')[0] as string, port: Number(seed.split(':')[1]) })) }, 'bench');
+      const redis = connectRedis(
+        {
+          redisUrl,
+          redisClusterNodes: clusterSeeds.map((seed) => ({ host: seed.split(':')[0] as string, port: Number(seed.split(':')[1]) })),
+        },
+        'bench',
+      );
       await deleteKeys(redis, `${env.REDIS_PREFIX}:*`);
       await deleteKeys(redis, `{${env.REDIS_PREFIX}}:*`);
       await closeRedis(redis);
@@ -175,7 +190,13 @@ async function pgWork(databaseUrl: string): Promise<PgWork> {
               sum(n_tup_ins) as inserted, sum(n_tup_upd) as updated, sum(coalesce(idx_scan, 0)) as "indexScans", sum(seq_scan) as "seqScans"
          from pg_stat_user_tables`,
     );
-    return { commits: Number(row?.commits), inserted: Number(row?.inserted), updated: Number(row?.updated), indexScans: Number(row?.indexScans), seqScans: Number(row?.seqScans) };
+    return {
+      commits: Number(row?.commits),
+      inserted: Number(row?.inserted),
+      updated: Number(row?.updated),
+      indexScans: Number(row?.indexScans),
+      seqScans: Number(row?.seqScans),
+    };
   } finally {
     await orm.close();
   }
@@ -187,7 +208,9 @@ async function replicaCommits(replicaUrls: string[]): Promise<number> {
     replicaUrls.map(async (url) => {
       const orm = await openOrm(url, { poolMax: 1 });
       try {
-        const [row] = await orm.em.fork().execute<{ commits: string }[]>('select xact_commit as commits from pg_stat_database where datname = current_database()');
+        const [row] = await orm.em
+          .fork()
+          .execute<{ commits: string }[]>('select xact_commit as commits from pg_stat_database where datname = current_database()');
         return Number(row?.commits);
       } finally {
         await orm.close();
@@ -210,7 +233,12 @@ export interface Background {
 }
 
 /** One autocannon run; `onResponse` sees every answer. */
-function drive(url: string, next: () => BenchRequest, options: { connections: number; seconds: number; rate?: number }, onResponse: (status: number, ms: number) => void): Promise<autocannon.Result> {
+function drive(
+  url: string,
+  next: () => BenchRequest,
+  options: { connections: number; seconds: number; rate?: number },
+  onResponse: (status: number, ms: number) => void,
+): Promise<autocannon.Result> {
   return new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
       {
@@ -228,11 +256,20 @@ function drive(url: string, next: () => BenchRequest, options: { connections: nu
 }
 
 /** Drives the target with autocannon, as fast as it answers or at `rate` requests/s; `next` builds each request. Answers of 400 and above count as errors (a 304 is a success). */
-export async function load(name: string, target: BenchTarget, next: () => BenchRequest, options: { connections: number; seconds: number; rate?: number; background?: Background }): Promise<BenchResult> {
+export async function load(
+  name: string,
+  target: BenchTarget,
+  next: () => BenchRequest,
+  options: { connections: number; seconds: number; rate?: number; background?: Background },
+): Promise<BenchResult> {
   const url = target.url;
   const latencies: number[] = [];
   const commandsOf = () => redisCommands(target.redisUrl, target.clusterSeeds, target.watched.redis);
-  const [pgBefore, replicaBefore, commandsBefore] = await Promise.all([pgWork(target.databaseUrl), replicaCommits(target.replicaUrls), commandsOf()]);
+  const [pgBefore, replicaBefore, commandsBefore] = await Promise.all([
+    pgWork(target.databaseUrl),
+    replicaCommits(target.replicaUrls),
+    commandsOf(),
+  ]);
   const before = snapshot(target.watched);
   let failed = 0;
   const { background } = options;
@@ -264,14 +301,19 @@ export async function load(name: string, target: BenchTarget, next: () => BenchR
     p99: percentile(latencies, 99),
     errors: failed + result.errors + result.timeouts + (beside ? beside.errors + beside.timeouts : 0),
     backgroundRequests: beside?.requests.total ?? 0,
-    cpuPerRequest: Object.fromEntries(Object.entries(cpu.groups).map(([group, ms]) => [group, perRequest(ms)])) as Record<ProcessGroup, number>,
+    cpuPerRequest: Object.fromEntries(Object.entries(cpu.groups).map(([group, ms]) => [group, perRequest(ms)])) as Record<
+      ProcessGroup,
+      number
+    >,
     redisPerRequest: target.watched.redis.map(({ port, role }) => ({
       port,
       role,
       cpu: perRequest(cpu.labels.get(String(port)) ?? 0),
       commands: perRequest((commandsAfter.get(port) ?? 0) - (commandsBefore.get(port) ?? 0)),
     })),
-    pgPerRequest: Object.fromEntries(Object.entries(pgAfter).map(([k, v]) => [k, perRequest(v - pgBefore[k as keyof PgWork])])) as unknown as PgWork,
+    pgPerRequest: Object.fromEntries(
+      Object.entries(pgAfter).map(([k, v]) => [k, perRequest(v - pgBefore[k as keyof PgWork])]),
+    ) as unknown as PgWork,
     replicaCommitsPerRequest: perRequest(replicaAfter - replicaBefore),
   };
 }

@@ -31,23 +31,60 @@ export async function readScenarios({ client, agents, projects, topicSlug }: Rea
   for (let i = 0; i < seededPosts; i += 50) {
     await Promise.all(
       Array.from({ length: Math.min(50, seededPosts - i) }, (_, j) =>
-        expectOk(client.post('/api/forum/posts', { action: 'create', projectSlug: projectAt(i + j), topicSlug, body: `Seeded post ${i + j}: ${'lorem ipsum '.repeat(30)}` }, { token: agentAt(i + j).token }), 'seeding a post'),
+        expectOk(
+          client.post(
+            '/api/forum/posts',
+            { action: 'create', projectSlug: projectAt(i + j), topicSlug, body: `Seeded post ${i + j}: ${'lorem ipsum '.repeat(30)}` },
+            { token: agentAt(i + j).token },
+          ),
+          'seeding a post',
+        ),
       ),
     );
   }
-  const root = (await expectOk(client.post('/api/forum/posts', { action: 'create', projectSlug: projectAt(0), topicSlug, body: 'A thread to read' }, { token: agentAt(0).token }), 'a thread root')).post.id as string;
+  const root = (
+    await expectOk(
+      client.post(
+        '/api/forum/posts',
+        { action: 'create', projectSlug: projectAt(0), topicSlug, body: 'A thread to read' },
+        { token: agentAt(0).token },
+      ),
+      'a thread root',
+    )
+  ).post.id as string;
   for (let i = 0; i < threadReplies; i++) {
-    await expectOk(client.post('/api/forum/posts', { action: 'create', projectSlug: projectAt(0), topicSlug, body: `Reply ${i}`, parentPostId: root }, { token: agentAt(i + 1).token }), 'a reply');
+    await expectOk(
+      client.post(
+        '/api/forum/posts',
+        { action: 'create', projectSlug: projectAt(0), topicSlug, body: `Reply ${i}`, parentPostId: root },
+        { token: agentAt(i + 1).token },
+      ),
+      'a reply',
+    );
   }
   const requester = agentAt(1);
   for (let i = 0; i < relayCases; i++) {
-    await expectOk(client.post('/api/relay/cases', { action: 'create', kind: 'aid', urgency: 'standard', summary: `Case ${i}`, safetyAcknowledged: true }, { token: requester.token }), 'a relay case');
+    await expectOk(
+      client.post(
+        '/api/relay/cases',
+        { action: 'create', kind: 'aid', urgency: 'standard', summary: `Case ${i}`, safetyAcknowledged: true },
+        { token: requester.token },
+      ),
+      'a relay case',
+    );
   }
   const follower = agentAt(2);
-  await expectOk(client.post('/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug: projectAt(0) }, { token: follower.token }), 'a follow');
+  await expectOk(
+    client.post('/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug: projectAt(0) }, { token: follower.token }),
+    'a follow',
+  );
 
   let turn = 0;
-  const get = (path: string, token?: string): BenchRequest => ({ method: 'GET', path, headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const get = (path: string, token?: string): BenchRequest => ({
+    method: 'GET',
+    path,
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
   return {
     /** The first page (20 posts) of one of the ten projects, anonymously. */
     'read-posts': () => get(`/api/forum/posts?projectSlug=${projectAt(turn++)}`),

@@ -19,8 +19,10 @@ export async function cacheCounts(target: BenchTarget, operatorToken: string): P
 
 export const WHILE_WRITING = '-while-writing';
 
-const table = (header: string[], rows: string[][]) => [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
-const cpuTotals = (r: BenchResult): Record<ProcessGroup, number> => Object.fromEntries(processGroups.map((g) => [g, r.cpuPerRequest[g] * r.requests])) as Record<ProcessGroup, number>;
+const table = (header: string[], rows: string[][]) =>
+  [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+const cpuTotals = (r: BenchResult): Record<ProcessGroup, number> =>
+  Object.fromEntries(processGroups.map((g) => [g, r.cpuPerRequest[g] * r.requests])) as Record<ProcessGroup, number>;
 const ratio = (c: CacheCounts | undefined) => (c && c.hits + c.misses > 0 ? `${((100 * c.hits) / (c.hits + c.misses)).toFixed(1)}%` : '-');
 
 /**
@@ -40,7 +42,8 @@ export function reportReadsWhileWriting(results: BenchResult[], cache: Map<strin
     const misses = cache.get(busy.name)?.misses ?? 0;
     const busyCpu = cpuTotals(busy);
     const writesCpu = alone ? cpuTotals(alone) : null;
-    const perMiss = (group: ProcessGroup) => (misses > 0 && writesCpu ? Math.max(0, busyCpu[group] - writesCpu[group]) / misses : Number.NaN);
+    const perMiss = (group: ProcessGroup) =>
+      misses > 0 && writesCpu ? Math.max(0, busyCpu[group] - writesCpu[group]) / misses : Number.NaN;
     const apiAndPg = perMiss('api') + perMiss('pgPrimary');
     rows.push([
       name,
@@ -57,5 +60,23 @@ export function reportReadsWhileWriting(results: BenchResult[], cache: Map<strin
   }
   if (rows.length === 0) return;
   console.log('\nReads while writing (CPU ms per read miss: the run minus writes-alone, over the misses):');
-  console.log(table(['read', 'quiet req/s', 'writing req/s', 'drop', 'writes/s', 'hit ratio quiet', 'hit ratio writing', 'misses writing', 'api', 'pg primary', 'redis masters', 'api + pg'], rows));
+  console.log(
+    table(
+      [
+        'read',
+        'quiet req/s',
+        'writing req/s',
+        'drop',
+        'writes/s',
+        'hit ratio quiet',
+        'hit ratio writing',
+        'misses writing',
+        'api',
+        'pg primary',
+        'redis masters',
+        'api + pg',
+      ],
+      rows,
+    ),
+  );
 }

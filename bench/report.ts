@@ -1,7 +1,8 @@
 import type { BenchResult } from './harness.ts';
 import { processGroups } from './processCpu.ts';
 
-const table = (header: string[], rows: string[][]) => [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+const table = (header: string[], rows: string[][]) =>
+  [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
 const ms = (n: number) => n.toFixed(3);
 
 /**
@@ -12,7 +13,20 @@ const ms = (n: number) => n.toFixed(3);
  * work per request.
  */
 export function report(results: BenchResult[]): void {
-  console.log(table(['scenario', 'requests', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors'], results.map((r) => [r.name, String(r.requests), String(r.requestsPerSecond), r.p50.toFixed(1), r.p95.toFixed(1), r.p99.toFixed(1), String(r.errors)])));
+  console.log(
+    table(
+      ['scenario', 'requests', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'errors'],
+      results.map((r) => [
+        r.name,
+        String(r.requests),
+        String(r.requestsPerSecond),
+        r.p50.toFixed(1),
+        r.p95.toFixed(1),
+        r.p99.toFixed(1),
+        String(r.errors),
+      ]),
+    ),
+  );
   console.log('\nCPU ms per request:');
   console.log(
     table(
@@ -29,7 +43,14 @@ export function report(results: BenchResult[]): void {
   console.log(
     table(
       ['scenario', 'commands, masters', ...nodes.map((node) => `:${node.port} ${node.role}`)],
-      results.map((r) => [r.name, r.redisPerRequest.filter((node) => node.role === 'master').reduce((sum, node) => sum + node.commands, 0).toFixed(2), ...r.redisPerRequest.map((node) => `${ms(node.cpu)} / ${node.commands.toFixed(2)}`)]),
+      results.map((r) => [
+        r.name,
+        r.redisPerRequest
+          .filter((node) => node.role === 'master')
+          .reduce((sum, node) => sum + node.commands, 0)
+          .toFixed(2),
+        ...r.redisPerRequest.map((node) => `${ms(node.cpu)} / ${node.commands.toFixed(2)}`),
+      ]),
     ),
   );
   console.log('\nPostgres per request:');
@@ -38,7 +59,15 @@ export function report(results: BenchResult[]): void {
       ['scenario', 'primary commits', 'rows inserted', 'rows updated', 'index scans', 'seq scans', 'replica commits'],
       results.map((r) => {
         const pg = r.pgPerRequest;
-        return [r.name, pg.commits.toFixed(2), pg.inserted.toFixed(2), pg.updated.toFixed(2), pg.indexScans.toFixed(2), pg.seqScans.toFixed(3), r.replicaCommitsPerRequest.toFixed(2)];
+        return [
+          r.name,
+          pg.commits.toFixed(2),
+          pg.inserted.toFixed(2),
+          pg.updated.toFixed(2),
+          pg.indexScans.toFixed(2),
+          pg.seqScans.toFixed(3),
+          r.replicaCommitsPerRequest.toFixed(2),
+        ];
       }),
     ),
   );

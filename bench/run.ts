@@ -32,7 +32,11 @@ const target = await startTarget(layout, { OPERATOR_TOKEN: operatorToken }, work
 const agents: TestAgent[] = [];
 const topicSlug = 'general';
 async function openTopic(agent: TestAgent, projectSlug: string): Promise<void> {
-  const reply = await target.client.post('/api/forum/topics', { action: 'create', projectSlug, title: 'General', topicSlug }, { token: agent.token });
+  const reply = await target.client.post(
+    '/api/forum/topics',
+    { action: 'create', projectSlug, title: 'General', topicSlug },
+    { token: agent.token },
+  );
   if (reply.status !== 200) throw new Error(`topic setup failed: ${JSON.stringify(reply.body)}`);
 }
 for (let i = 0; i < agentCount; i++) agents.push(await registerAgent(target.client));
@@ -60,19 +64,33 @@ const votable: string[] = [];
 for (let i = 0; i < 1000; i += 50) {
   const created = await Promise.all(
     Array.from({ length: 50 }, async (_, j) => {
-      const reply = await target.client.post('/api/forum/posts', { action: 'create', projectSlug: projects[(i + j) % projects.length] ?? hotProject, topicSlug, body: `Votable ${i + j}` }, { token: nextAgent().token });
+      const reply = await target.client.post(
+        '/api/forum/posts',
+        { action: 'create', projectSlug: projects[(i + j) % projects.length] ?? hotProject, topicSlug, body: `Votable ${i + j}` },
+        { token: nextAgent().token },
+      );
       return reply.body.post.id as string;
     }),
   );
   votable.push(...created);
 }
 const poller = nextAgent();
-await target.client.post('/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug: hotProject }, { token: poller.token });
+await target.client.post(
+  '/api/forum/follows',
+  { action: 'follow', targetType: 'project', projectSlug: hotProject },
+  { token: poller.token },
+);
 const pollPaths = [`/api/forum/events?since=0&limit=1&projectSlug=${hotProject}`, '/api/forum/feed?limit=1'];
 let pollEtags: string[] = [];
 /** The polls' ETags as of now (earlier scenarios' writes change the events poll's). */
 async function refreshPollEtags(): Promise<void> {
-  const read = () => Promise.all(pollPaths.map(async (path) => (await fetch(`${target.url}${path}`, { headers: { authorization: `Bearer ${poller.token}` } })).headers.get('etag') ?? ''));
+  const read = () =>
+    Promise.all(
+      pollPaths.map(
+        async (path) =>
+          (await fetch(`${target.url}${path}`, { headers: { authorization: `Bearer ${poller.token}` } })).headers.get('etag') ?? '',
+      ),
+    );
   // Wait until the last writes are published and the answers stand still.
   for (let previous = ''; ; await new Promise((resolve) => setTimeout(resolve, 300))) {
     pollEtags = await read();
@@ -83,7 +101,11 @@ async function refreshPollEtags(): Promise<void> {
 
 function conditionalRead(): BenchRequest {
   const i = turn++ % pollPaths.length;
-  return { method: 'GET', path: pollPaths[i] as string, headers: { authorization: `Bearer ${poller.token}`, 'if-none-match': pollEtags[i] as string } };
+  return {
+    method: 'GET',
+    path: pollPaths[i] as string,
+    headers: { authorization: `Bearer ${poller.token}`, 'if-none-match': pollEtags[i] as string },
+  };
 }
 
 const scenarios: Record<string, () => BenchRequest> = {
@@ -92,18 +114,38 @@ const scenarios: Record<string, () => BenchRequest> = {
     const agent = nextAgent();
     return turn % 2 === 0
       ? post('/api/forum/projects', agent.token, { action: 'create', slug: `b-${randomUUID()}`, name: 'Bench project' })
-      : post('/api/forum/topics', (agents[0] as TestAgent).token, { action: 'create', projectSlug: hotProject, title: `Topic ${randomUUID()}` });
+      : post('/api/forum/topics', (agents[0] as TestAgent).token, {
+          action: 'create',
+          projectSlug: hotProject,
+          title: `Topic ${randomUUID()}`,
+        });
   },
   /** Posts spread over ten projects. */
-  'posts-many-projects': () => post('/api/forum/posts', nextAgent().token, { action: 'create', projectSlug: projects[turn % projects.length] ?? hotProject, topicSlug, body: `Bench post ${randomUUID()}` }),
+  'posts-many-projects': () =>
+    post('/api/forum/posts', nextAgent().token, {
+      action: 'create',
+      projectSlug: projects[turn % projects.length] ?? hotProject,
+      topicSlug,
+      body: `Bench post ${randomUUID()}`,
+    }),
   /** Every agent posting into one project: one partition, strictly serialized. */
-  'posts-hot-project': () => post('/api/forum/posts', nextAgent().token, { action: 'create', projectSlug: hotProject, topicSlug, body: `Hot post ${randomUUID()}` }),
+  'posts-hot-project': () =>
+    post('/api/forum/posts', nextAgent().token, { action: 'create', projectSlug: hotProject, topicSlug, body: `Hot post ${randomUUID()}` }),
   /** Votes spread over a thousand posts. */
-  votes: () => post('/api/forum/votes', nextAgent().token, { action: 'cast', postId: votable[turn % votable.length] ?? '', value: turn % 3 === 0 ? 'contest' : 'support' }),
+  votes: () =>
+    post('/api/forum/votes', nextAgent().token, {
+      action: 'cast',
+      postId: votable[turn % votable.length] ?? '',
+      value: turn % 3 === 0 ? 'contest' : 'support',
+    }),
   /** Flags on the same thousand posts, every agent in turn on one post, then the next: new flags, and the third reporter quarantines the post. */
   flags: () => {
     const agent = nextAgent();
-    return post('/api/forum/flags', agent.token, { action: 'create', postId: votable[Math.floor(turn / agents.length) % votable.length] ?? '', reasonCode: turn % 2 === 0 ? 'spam' : 'off-topic' });
+    return post('/api/forum/flags', agent.token, {
+      action: 'create',
+      postId: votable[Math.floor(turn / agents.length) % votable.length] ?? '',
+      reasonCode: turn % 2 === 0 ? 'spam' : 'off-topic',
+    });
   },
   /** Event and feed polls that nothing has changed since: 304 from Redis. */
   'conditional-reads': () => conditionalRead(),
@@ -113,7 +155,12 @@ const scenarios: Record<string, () => BenchRequest> = {
     if (slot < 4) return scenarios['posts-many-projects']!();
     if (slot < 7) return scenarios.votes!();
     // Following again what one follows is not an error: follows stay valid whatever the order.
-    if (slot < 8) return post('/api/forum/follows', nextAgent().token, { action: 'follow', targetType: 'project', projectSlug: projects[turn % projects.length] ?? hotProject });
+    if (slot < 8)
+      return post('/api/forum/follows', nextAgent().token, {
+        action: 'follow',
+        targetType: 'project',
+        projectSlug: projects[turn % projects.length] ?? hotProject,
+      });
     return conditionalRead();
   },
 };
@@ -136,7 +183,10 @@ const results: BenchResult[] = [];
 const cache = new Map<string, CacheCounts>();
 for (const name of chosen.length > 0 ? chosen : Object.keys(scenarios)) {
   if (name === 'conditional-reads' || name === 'mixed') await refreshPollEtags();
-  const options = name === 'writes-alone' ? { connections: writers.connections, seconds, rate: writeRate } : { connections, seconds, rate, ...(name.endsWith(WHILE_WRITING) ? { background: writers } : {}) };
+  const options =
+    name === 'writes-alone'
+      ? { connections: writers.connections, seconds, rate: writeRate }
+      : { connections, seconds, rate, ...(name.endsWith(WHILE_WRITING) ? { background: writers } : {}) };
   const cacheBefore = await cacheCounts(target, operatorToken);
   results.push(await load(name, target, scenarios[name] as () => BenchRequest, options));
   const cacheAfter = await cacheCounts(target, operatorToken);
@@ -145,7 +195,9 @@ for (const name of chosen.length > 0 ? chosen : Object.keys(scenarios)) {
 await target.stop();
 const redis = target.clusterSeeds.length > 0 ? `Redis Cluster (${target.watched.redis.length} nodes)` : 'one Redis';
 const postgres = target.replicaUrls.length > 0 ? `Postgres primary + ${target.replicaUrls.length} replica(s)` : 'one Postgres';
-console.log(`layout=${layout}${layout === 'split' ? ` workers=${workers}` : ' (the api column is the one process with both roles)'} ${redis}, ${postgres} connections=${connections}${rate ? ` rate=${rate}/s` : ''} agents=${agentCount} seconds=${seconds} node=${process.version}`);
+console.log(
+  `layout=${layout}${layout === 'split' ? ` workers=${workers}` : ' (the api column is the one process with both roles)'} ${redis}, ${postgres} connections=${connections}${rate ? ` rate=${rate}/s` : ''} agents=${agentCount} seconds=${seconds} node=${process.version}`,
+);
 report(results);
 reportReadsWhileWriting(results, cache);
 process.exit(0);

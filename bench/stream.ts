@@ -36,7 +36,11 @@ for (let i = 0; i < projectCount; i += 10) {
       Array.from({ length: Math.min(10, projectCount - i) }, async (_, j) => {
         const owner = agents[(i + j) % agents.length] as TestAgent;
         const slug = await createProject(target.client, owner);
-        const reply = await target.client.post('/api/forum/topics', { action: 'create', projectSlug: slug, title: 'General', topicSlug }, { token: owner.token });
+        const reply = await target.client.post(
+          '/api/forum/topics',
+          { action: 'create', projectSlug: slug, title: 'General', topicSlug },
+          { token: owner.token },
+        );
         if (reply.status !== 200) throw new Error(`topic setup failed: ${JSON.stringify(reply.body)}`);
         return slug;
       }),
@@ -143,7 +147,13 @@ async function posting(bench: BenchTarget, overallRate?: number): Promise<Postin
   let errors = 0;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
-      { url: bench.url, connections, duration: seconds, ...(overallRate ? { overallRate } : {}), requests: [{ setupRequest: (request) => ({ ...request, ...nextPost() }) }] },
+      {
+        url: bench.url,
+        connections,
+        duration: seconds,
+        ...(overallRate ? { overallRate } : {}),
+        requests: [{ setupRequest: (request) => ({ ...request, ...nextPost() }) }],
+      },
       (error, done) => (error ? reject(error) : resolve(done)),
     );
     instance.on('response', (_client, status) => {
@@ -167,7 +177,11 @@ function percentile(sorted: number[], p: number): number {
 
 /** Reads for a few seconds: enough allocation that the API process has touched every page of its young generation. */
 async function warmHeap(): Promise<void> {
-  await new Promise((resolve, reject) => autocannon({ url: `${target.url}/api/forum/events?limit=100&view=full`, connections: 8, duration: 4 }, (error, done) => (error ? reject(error) : resolve(done))));
+  await new Promise((resolve, reject) =>
+    autocannon({ url: `${target.url}/api/forum/events?limit=100&view=full`, connections: 8, duration: 4 }, (error, done) =>
+      error ? reject(error) : resolve(done),
+    ),
+  );
 }
 
 const streams = new Streams();
@@ -212,19 +226,33 @@ await target.stop();
 // The streams' share: API CPU with streams less what the same number of posts cost without them.
 const postsCpuWithout = withoutStreams.posts > 0 ? (withoutStreams.apiCpuMs * withStreams.posts) / withoutStreams.posts : 0;
 const apiCpuPerEvent = (withStreams.apiCpuMs - postsCpuWithout) / Math.max(1, delivered);
-console.log(`streams=${streamCount} projects=${projectCount} rate=${rate}/s seconds=${seconds} connections=${connections} node=${process.version} (API and worker in separate processes; this bench client shares the machine's cores)`);
+console.log(
+  `streams=${streamCount} projects=${projectCount} rate=${rate}/s seconds=${seconds} connections=${connections} node=${process.version} (API and worker in separate processes; this bench client shares the machine's cores)`,
+);
 console.log('| measure | value |');
 console.log('|---|---|');
 console.log(`| streams open | ${streamCount} |`);
 console.log(
   `| memory per idle stream (API RSS delta over the second ${streamCount / 2} streams, opened in ${steps} steps: each step's) | ${(rssPerStream / 1024).toFixed(1)} KB (${perStreamSteps.map((b) => (b / 1024).toFixed(1)).join(', ')}) |`,
 );
-console.log(`| posts at ${rate}/s offered: achieved with streams / without | ${withStreams.postsPerSecond}/s / ${withoutStreams.postsPerSecond}/s (${withStreams.errors + withoutStreams.errors} errors) |`);
+console.log(
+  `| posts at ${rate}/s offered: achieved with streams / without | ${withStreams.postsPerSecond}/s / ${withoutStreams.postsPerSecond}/s (${withStreams.errors + withoutStreams.errors} errors) |`,
+);
 console.log(`| events delivered to clients | ${delivered} (${Math.round(delivered / seconds)}/s) |`);
-console.log(`| commit-to-client latency p50 / p99 / max | ${percentile(latencies, 50)} / ${percentile(latencies, 99)} / ${latencies.at(-1) ?? 0} ms |`);
+console.log(
+  `| commit-to-client latency p50 / p99 / max | ${percentile(latencies, 50)} / ${percentile(latencies, 99)} / ${latencies.at(-1) ?? 0} ms |`,
+);
 console.log(`| of which commit-to-ledger (publishedAt - createdAt) p50 / p99 | ${ledger.p50} / ${ledger.p99} ms |`);
-console.log(`| API CPU at ${rate}/s: with streams / without | ${(withStreams.apiCpuMs / seconds / 10).toFixed(1)}% / ${(withoutStreams.apiCpuMs / seconds / 10).toFixed(1)}% of a core |`);
-console.log(`| machine busy at ${rate}/s (all ${cpus().length} cores, every process): with streams / without | ${(withStreams.machineBusy * 100).toFixed(0)}% / ${(withoutStreams.machineBusy * 100).toFixed(0)}% |`);
-console.log(`| API CPU per delivered event ((CPU with streams - CPU of as many posts without) / delivered) | ${(apiCpuPerEvent * 1000).toFixed(1)} µs |`);
-console.log(`| posting throughput at full speed: with streams / without | ${maxWithStreams.postsPerSecond}/s / ${maxWithoutStreams.postsPerSecond}/s (${(((maxWithStreams.postsPerSecond - maxWithoutStreams.postsPerSecond) / maxWithoutStreams.postsPerSecond) * 100).toFixed(1)}%) |`);
+console.log(
+  `| API CPU at ${rate}/s: with streams / without | ${(withStreams.apiCpuMs / seconds / 10).toFixed(1)}% / ${(withoutStreams.apiCpuMs / seconds / 10).toFixed(1)}% of a core |`,
+);
+console.log(
+  `| machine busy at ${rate}/s (all ${cpus().length} cores, every process): with streams / without | ${(withStreams.machineBusy * 100).toFixed(0)}% / ${(withoutStreams.machineBusy * 100).toFixed(0)}% |`,
+);
+console.log(
+  `| API CPU per delivered event ((CPU with streams - CPU of as many posts without) / delivered) | ${(apiCpuPerEvent * 1000).toFixed(1)} µs |`,
+);
+console.log(
+  `| posting throughput at full speed: with streams / without | ${maxWithStreams.postsPerSecond}/s / ${maxWithoutStreams.postsPerSecond}/s (${(((maxWithStreams.postsPerSecond - maxWithoutStreams.postsPerSecond) / maxWithoutStreams.postsPerSecond) * 100).toFixed(1)}%) |`,
+);
 process.exit(0);

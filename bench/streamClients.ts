@@ -20,25 +20,29 @@ let recording = false;
 
 function openOne(projectSlug: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest(`${url}/api/forum/events/stream?since=now&projectSlug=${projectSlug}`, { agent: false, headers: { accept: 'text/event-stream' } }, (response) => {
-      if (response.statusCode !== 200) return reject(new Error(`stream refused: ${response.statusCode}`));
-      response.setEncoding('utf8');
-      let buffer = '';
-      response.on('data', (chunk: string) => {
-        const now = Date.now();
-        buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const message = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const at = message.indexOf('"createdAt":"');
-          if (at < 0) continue;
-          delivered++;
-          if (recording) latencies.push(now - Date.parse(message.slice(at + 13, at + 37)));
-        }
-      });
-      resolve();
-    });
+    const request = httpRequest(
+      `${url}/api/forum/events/stream?since=now&projectSlug=${projectSlug}`,
+      { agent: false, headers: { accept: 'text/event-stream' } },
+      (response) => {
+        if (response.statusCode !== 200) return reject(new Error(`stream refused: ${response.statusCode}`));
+        response.setEncoding('utf8');
+        let buffer = '';
+        response.on('data', (chunk: string) => {
+          const now = Date.now();
+          buffer += chunk;
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            const message = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const at = message.indexOf('"createdAt":"');
+            if (at < 0) continue;
+            delivered++;
+            if (recording) latencies.push(now - Date.parse(message.slice(at + 13, at + 37)));
+          }
+        });
+        resolve();
+      },
+    );
     request.on('error', () => {});
     requests.push(request);
     request.end();
@@ -49,7 +53,9 @@ parentPort?.on('message', async (message: { open?: number; record?: boolean; rep
   if (message.open !== undefined) {
     const start = requests.length;
     for (let i = 0; i < message.open; i += 100) {
-      await Promise.all(Array.from({ length: Math.min(100, message.open - i) }, (_, j) => openOne(projects[(start + i + j) % projects.length] as string)));
+      await Promise.all(
+        Array.from({ length: Math.min(100, message.open - i) }, (_, j) => openOne(projects[(start + i + j) % projects.length] as string)),
+      );
     }
     parentPort?.postMessage({ opened: requests.length });
   }

@@ -78,7 +78,9 @@ const schema = Joi.object({
   DATABASE_URL: Joi.string()
     .uri({ scheme: ['postgres', 'postgresql'] })
     .default('postgres://postgres@127.0.0.1:5432/forum'),
-  REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379'),
+  REDIS_URL: Joi.string()
+    .uri({ scheme: ['redis', 'rediss'] })
+    .default('redis://127.0.0.1:6379'),
   REDIS_CLUSTER_NODES: Joi.string()
     .pattern(/^\s*[^\s,:]+:\d{1,5}\s*(,\s*[^\s,:]+:\d{1,5}\s*)*$/)
     .allow('')
@@ -106,13 +108,22 @@ const schema = Joi.object({
     .default('')
     .custom((value: string, helpers) => {
       for (const url of splitList(value)) {
-        if (Joi.string().uri({ scheme: ['postgres', 'postgresql'] }).validate(url).error) return helpers.message({ custom: `"${url}" is not a postgres:// URL` });
+        if (
+          Joi.string()
+            .uri({ scheme: ['postgres', 'postgresql'] })
+            .validate(url).error
+        )
+          return helpers.message({ custom: `"${url}" is not a postgres:// URL` });
       }
       return value;
     }),
   // At most a minute: commit positions live 5 minutes in Redis (src/store/commitPositions.ts), which must outlast the bound.
   REPLICA_MAX_LAG_MS: Joi.number().integer().min(100).max(60_000).default(5000),
-  READ_CACHE_BYTES: Joi.number().integer().min(0).max(4 * 1024 ** 3).default(64 * 1024 ** 2),
+  READ_CACHE_BYTES: Joi.number()
+    .integer()
+    .min(0)
+    .max(4 * 1024 ** 3)
+    .default(64 * 1024 ** 2),
   STREAM_HEARTBEAT_MS: Joi.number().integer().min(100).max(300_000).default(15_000),
   STREAM_BUFFER_BYTES: Joi.number().integer().min(65_536).default(1_048_576),
   STREAM_MAX_PER_PROCESS: Joi.number().integer().min(1).default(10_000),

@@ -16,7 +16,9 @@ async function main(args: string[]): Promise<number> {
     console.log(`project ${slug}: ${report.events} events, root ${report.rootHash}`);
     console.log(`checkpoints: ${report.checkpoints} in ${report.chains} chain(s)`);
     for (const failure of report.failures) console.log(`FAIL ${failure}`);
-    console.log(report.failures.length === 0 ? 'OK: events, root, signatures, chains and proofs verify' : `${report.failures.length} failure(s)`);
+    console.log(
+      report.failures.length === 0 ? 'OK: events, root, signatures, chains and proofs verify' : `${report.failures.length} failure(s)`,
+    );
     return report.failures.length === 0 ? 0 : 1;
   } catch (error) {
     console.error(`cannot verify: ${(error as Error).message}`);

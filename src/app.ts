@@ -30,7 +30,9 @@ export interface AppOptions {
 async function outboxLag(orm: Orm): Promise<OutboxLag> {
   const [row] = await orm.em
     .fork()
-    .execute<{ pending: string; age: number | null }[]>('select count(*)::text as pending, extract(epoch from now() - min(created_at))::float8 as age from outbox_event where published_at is null');
+    .execute<{ pending: string; age: number | null }[]>(
+      'select count(*)::text as pending, extract(epoch from now() - min(created_at))::float8 as age from outbox_event where published_at is null',
+    );
   return { pending: Number(row?.pending ?? 0), oldestAgeSeconds: Math.max(0, row?.age ?? 0) };
 }
 
@@ -55,7 +57,8 @@ export async function startApp(settings: Settings, roles: Role[], options: AppOp
     logger,
     // Each step is bounded: a connection that hangs after an outage must not keep the process from exiting.
     stop: async () => {
-      const step = (name: string, work: Promise<unknown>, ms: number) => settleWithin(work, ms, () => logger.warn({ step: name, ms }, 'shutdown step timed out; going on'));
+      const step = (name: string, work: Promise<unknown>, ms: number) =>
+        settleWithin(work, ms, () => logger.warn({ step: name, ms }, 'shutdown step timed out; going on'));
       if (api) await step('api', api.stop(), settings.drainGraceMs + settings.commandTimeoutMs + 2000);
       await worker?.stop(step);
       await step('redis', closeRedis(redis), 2000);

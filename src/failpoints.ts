@@ -18,7 +18,12 @@ const FAILPOINTS = [
 
 export type Failpoint = (typeof FAILPOINTS)[number];
 
-const armed = new Set((process.env.AGORA_FAILPOINTS ?? '').split(',').map((name) => name.trim()).filter(Boolean));
+const armed = new Set(
+  (process.env.AGORA_FAILPOINTS ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean),
+);
 const signal = process.env.AGORA_FAILPOINT_SIGNAL === 'SIGSTOP' ? 'SIGSTOP' : 'SIGKILL';
 
 export function failpoint(name: Failpoint): void {

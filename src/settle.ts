@@ -9,7 +9,13 @@ export async function settleWithin(work: Promise<unknown>, ms: number, onTimeout
     timer = setTimeout(() => resolve('late'), ms);
     timer.unref();
   });
-  const outcome = await Promise.race([work.then(() => 'done' as const, () => 'done' as const), late]);
+  const outcome = await Promise.race([
+    work.then(
+      () => 'done' as const,
+      () => 'done' as const,
+    ),
+    late,
+  ]);
   clearTimeout(timer);
   if (outcome === 'late') onTimeout();
   return outcome;

@@ -42,7 +42,14 @@ export class Supervisor {
 
   constructor(options: SupervisorOptions) {
     this.options = { initialDelayMs: 250, maxDelayMs: 30_000, healthyAfterMs: 30_000, ...options };
-    this.roles = options.roles.map((name) => ({ name, child: null, startedAt: 0, restarts: 0, delayMs: this.options.initialDelayMs, timer: null }));
+    this.roles = options.roles.map((name) => ({
+      name,
+      child: null,
+      startedAt: 0,
+      restarts: 0,
+      delayMs: this.options.initialDelayMs,
+      timer: null,
+    }));
     this.done = new Promise((resolve) => {
       this.fatal = resolve;
     });
@@ -78,7 +85,10 @@ export class Supervisor {
     role.restarts += 1;
     const delayMs = role.delayMs;
     role.delayMs = Math.min(role.delayMs * 2, this.options.maxDelayMs);
-    this.options.logger.warn({ role: role.name, rolePid: child.pid, code, signal, restarts: role.restarts, delayMs }, 'role exited; restarting');
+    this.options.logger.warn(
+      { role: role.name, rolePid: child.pid, code, signal, restarts: role.restarts, delayMs },
+      'role exited; restarting',
+    );
     role.timer = setTimeout(() => this.spawn(role), delayMs);
   }
 

@@ -17,7 +17,14 @@ import config from '../stryker.config.mjs';
  * `npm run mutation -- src/ledger/leaf.ts` runs the modules named.
  */
 const BASELINE = 'stryker/baseline.json';
-const SHARED = ['stryker.config.mjs', 'vitest.mutation.config.ts', 'tsconfig.mutation.json', 'stryker/typescriptApi.mjs', 'stryker/luaScriptIgnorer.mjs', 'test/support/mutationSetup.ts'];
+const SHARED = [
+  'stryker.config.mjs',
+  'vitest.mutation.config.ts',
+  'tsconfig.mutation.json',
+  'stryker/typescriptApi.mjs',
+  'stryker/luaScriptIgnorer.mjs',
+  'test/support/mutationSetup.ts',
+];
 const detected = new Set(['Killed', 'Timeout']);
 const scored = new Set(['Killed', 'Timeout', 'Survived', 'NoCoverage']);
 
@@ -25,7 +32,8 @@ const scored = new Set(['Killed', 'Timeout', 'Survived', 'NoCoverage']);
 function closure(start, seen = new Set()) {
   if (seen.has(start) || !existsSync(start)) return seen;
   seen.add(start);
-  for (const [, target] of readFileSync(start, 'utf8').matchAll(/(?:from|import)\s+'(\.{1,2}\/[^']+)'/g)) closure(relative('.', resolve(dirname(start), target)), seen);
+  for (const [, target] of readFileSync(start, 'utf8').matchAll(/(?:from|import)\s+'(\.{1,2}\/[^']+)'/g))
+    closure(relative('.', resolve(dirname(start), target)), seen);
   return seen;
 }
 
@@ -41,7 +49,11 @@ function scoreOf(report, module) {
   const mutants = report.files[module]?.mutants ?? [];
   const total = mutants.filter((m) => scored.has(m.status)).length;
   const killed = mutants.filter((m) => detected.has(m.status)).length;
-  return { mutants: total, ignored: mutants.filter((m) => m.status === 'Ignored').length, score: total === 0 ? 100 : Math.round((10_000 * killed) / total) / 100 };
+  return {
+    mutants: total,
+    ignored: mutants.filter((m) => m.status === 'Ignored').length,
+    score: total === 0 ? 100 : Math.round((10_000 * killed) / total) / 100,
+  };
 }
 
 const baseline = existsSync(BASELINE) ? JSON.parse(readFileSync(BASELINE, 'utf8')) : {};
@@ -51,7 +63,8 @@ const named = args.filter((arg) => !arg.startsWith('--'));
 const unknown = named.filter((module) => !modules.includes(module));
 if (unknown.length > 0) throw new Error(`not a mutated module (stryker.config.mjs): ${unknown.join(', ')}`);
 // Named modules run whatever their fingerprint; --all runs every module; otherwise the changed ones.
-const changed = named.length > 0 ? named : modules.filter((module) => args.includes('--all') || baseline[module]?.fingerprint !== fingerprint(module));
+const changed =
+  named.length > 0 ? named : modules.filter((module) => args.includes('--all') || baseline[module]?.fingerprint !== fingerprint(module));
 const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim() || 'unknown';
 const floor = config.thresholds?.break ?? 85;
 const failed = [];
@@ -72,10 +85,16 @@ for (const module of changed) {
   writeFileSync(BASELINE, `${JSON.stringify(baseline, null, 2)}\n`);
 }
 
-console.log('\n| Module | Mutants scored | Ignored (equivalent, Lua) | Score | Run on | Commit |\n| --- | ---: | ---: | ---: | --- | --- |');
+console.log(
+  '\n| Module | Mutants scored | Ignored (equivalent, Lua) | Score | Run on | Commit |\n| --- | ---: | ---: | ---: | --- | --- |',
+);
 for (const module of modules) {
   const row = baseline[module];
-  console.log(row ? `| ${module} | ${row.mutants} | ${row.ignored} | ${row.score.toFixed(2)}% | ${row.date} | ${row.commit} |` : `| ${module} | never run | | | | |`);
+  console.log(
+    row
+      ? `| ${module} | ${row.mutants} | ${row.ignored} | ${row.score.toFixed(2)}% | ${row.date} | ${row.commit} |`
+      : `| ${module} | never run | | | | |`,
+  );
 }
 if (failed.length > 0) {
   console.error(`mutation: below ${floor}% or failed: ${failed.join(', ')}`);

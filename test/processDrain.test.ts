@@ -18,7 +18,9 @@ async function drainRound(delayMs: number): Promise<{ answered: number; applied:
   const service = await startServiceProcess('src/bin/main.ts', ['all'], { DRAIN_GRACE_MS: String(GRACE_MS) });
   const agent = await registerAgent(service.client);
   const slugs = Array.from({ length: WRITES }, () => unique('drain-'));
-  const inFlight = slugs.map((slug) => service.client.post('/api/forum/projects', { action: 'create', slug, name: 'Drain' }, { token: agent.token }));
+  const inFlight = slugs.map((slug) =>
+    service.client.post('/api/forum/projects', { action: 'create', slug, name: 'Drain' }, { token: agent.token }),
+  );
   await new Promise((resolve) => setTimeout(resolve, delayMs));
   const code = service.stop();
   const replies = await Promise.all(inFlight);

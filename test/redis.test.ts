@@ -8,7 +8,10 @@ async function policyWarnings(evictionPolicy: string): Promise<{ policy: string 
   const lines: string[] = [];
   const connection = connectRedis({ redisUrl: server.url, redisClusterNodes: [] }, 'policy-check');
   try {
-    const policy = await warnIfRedisMayEvict(connection, createLogger({ logLevel: 'info' }, { write: (line: string) => void lines.push(line) }));
+    const policy = await warnIfRedisMayEvict(
+      connection,
+      createLogger({ logLevel: 'info' }, { write: (line: string) => void lines.push(line) }),
+    );
     return { policy, lines };
   } finally {
     connection.disconnect();

@@ -26,7 +26,11 @@ afterAll(async () => {
 });
 
 const post = (agent: TestAgent, body: string, key: string) =>
-  t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body }, { token: agent.token, headers: { 'idempotency-key': key } });
+  t.client.post(
+    '/api/forum/posts',
+    { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body },
+    { token: agent.token, headers: { 'idempotency-key': key } },
+  );
 
 describe('on a Redis Cluster', () => {
   it('applies a write once, replays it for its retry key and refuses the key with other parameters', async () => {
@@ -116,7 +120,9 @@ describe('on a Redis Cluster', () => {
     }
 
     expect(statuses.filter((status) => status >= 500 && status !== 503)).toEqual([]);
-    const rows = await t.orm.em.fork().execute<{ body: string; n: number }[]>('select body, count(*)::int as n from post where body like ? group by body', ['failover-%']);
+    const rows = await t.orm.em
+      .fork()
+      .execute<{ body: string; n: number }[]>('select body, count(*)::int as n from post where body like ? group by body', ['failover-%']);
     const stored = new Map(rows.map((row) => [row.body, row.n]));
     expect([...acknowledged].filter((body) => stored.get(body) !== 1)).toEqual([]);
     expect(rows.filter((row) => row.n > 1)).toEqual([]);

@@ -31,7 +31,9 @@ function lines(): LogLine[] {
 }
 
 function runningPid(role: string): number | undefined {
-  return lines().filter((line) => line.msg === 'role started' && line.role === role).at(-1)?.rolePid;
+  return lines()
+    .filter((line) => line.msg === 'role started' && line.role === role)
+    .at(-1)?.rolePid;
 }
 
 async function killAndAwaitRestart(role: string): Promise<LogLine> {
@@ -55,7 +57,11 @@ describe('npm start under the supervisor', () => {
     await killAndAwaitRestart('worker');
     const agent = await registerAgent(service.client);
     const slug = unique('sup-');
-    const created = await service.client.post('/api/forum/projects', { action: 'create', slug, name: 'After a worker crash' }, { token: agent.token });
+    const created = await service.client.post(
+      '/api/forum/projects',
+      { action: 'create', slug, name: 'After a worker crash' },
+      { token: agent.token },
+    );
     expect(created.status).toBe(200);
     expect(created.body.project.slug).toBe(slug);
   });

@@ -37,7 +37,9 @@ export interface Applied {
  */
 function lockPartitionsStatement(commands: Command[]): Statement {
   const keys = [...new Set(commands.map((c) => c.partitionKey))].sort();
-  return statement('select pg_advisory_xact_lock(hashtext(k)) from (select k from unnest(?::text[]) as k order by 1) keys', [distinct(keys)]);
+  return statement('select pg_advisory_xact_lock(hashtext(k)) from (select k from unnest(?::text[]) as k order by 1) keys', [
+    distinct(keys),
+  ]);
 }
 
 /**

@@ -107,7 +107,10 @@ export class CommandWorkers {
       if (isConnectionError(error)) return;
       // A worker that was frozen past its lock hears so when it wakes: expected, the job is done elsewhere.
       const lockLost = /lock/i.test(error.message);
-      logger[lockLost ? 'warn' : 'error']({ queue: name, err: error }, lockLost ? 'a job was taken over by another worker' : 'queue worker error');
+      logger[lockLost ? 'warn' : 'error'](
+        { queue: name, err: error },
+        lockLost ? 'a job was taken over by another worker' : 'queue worker error',
+      );
     });
     worker.on('failed', (job, error) => this.failed(name, job, error));
     this.workers.push(worker);
@@ -182,7 +185,11 @@ export class CommandWorkers {
     const { orm, health, logger } = this.runtime;
     const dependency = outageOf(outage);
     if (dependency === 'postgres') health.reportFailure(dependency, outage, () => orm.em.fork().execute('select 1'));
-    if (attempt === 0) logger.warn({ jobId: job.id, dependency, err: { message: outage.message } }, 'batch met an outage; retrying until the dependency is back');
+    if (attempt === 0)
+      logger.warn(
+        { jobId: job.id, dependency, err: { message: outage.message } },
+        'batch met an outage; retrying until the dependency is back',
+      );
     if (this.closing !== null || Date.now() - job.timestamp > OUTAGE_HORIZON_MS) throw outage;
     await pause(Math.min(OUTAGE_BACKOFF_MS.first * 2 ** attempt, OUTAGE_BACKOFF_MS.max));
     // Redis down too: the lock cannot be checked now; the check before any answer still fences.
@@ -209,14 +216,27 @@ export class CommandWorkers {
     if (!drained) this.ledger.nudge();
     const position = this.runtime.settings.databaseReplicaUrls.length > 0 ? await currentPosition(this.runtime.orm.em.fork()) : null;
     const pipeline = afterCommitPipeline(this.runtime.redis);
-    etags.bump(pipeline, executions.flatMap((e) => e.touched), position);
-    if (position !== null) positions.record(pipeline, executions.flatMap((e) => (e.command.actor ? [e.command.actor.agentId] : [])), position);
-    credentials.expire(pipeline, executions.flatMap((e) => e.expiredCredentials ?? []));
+    etags.bump(
+      pipeline,
+      executions.flatMap((e) => e.touched),
+      position,
+    );
+    if (position !== null)
+      positions.record(
+        pipeline,
+        executions.flatMap((e) => (e.command.actor ? [e.command.actor.agentId] : [])),
+        position,
+      );
+    credentials.expire(
+      pipeline,
+      executions.flatMap((e) => e.expiredCredentials ?? []),
+    );
     if (publication) ledgerMarks.publishedIn(pipeline, publication.head, drained ? mark : null, publication.events);
     // Outbox rows may be waiting: event reads take the publishing path until a publisher drains them.
     if (!drained && executions.some((e) => e.outcome === 'applied')) ledgerMarks.markDirty(pipeline);
     for (const { command, result } of executions) {
-      if (command.idempotency) idempotency.completeIn(pipeline, command.idempotency.cacheKey, command.idempotency.fingerprint, command.commandId, result);
+      if (command.idempotency)
+        idempotency.completeIn(pipeline, command.idempotency.cacheKey, command.idempotency.fingerprint, command.commandId, result);
       pipeline.publish(command.replyTo, encodeReply(command.commandId, result));
     }
     await pipeline.exec();
@@ -228,9 +248,14 @@ export class CommandWorkers {
     // During an outage a failed attempt is expected (BullMQ retries it): a warning, and one outage line for the process.
     const dependency = outageOf(error);
     if (dependency === 'postgres') health.reportFailure(dependency, error, () => orm.em.fork().execute('select 1'));
-    logger[dependency ? 'warn' : 'error']({ queue, jobId: job?.id, attempt: job?.attemptsMade, commandIds: commandIds(commands), err: error }, `batch of ${commands.length} failed`);
+    logger[dependency ? 'warn' : 'error'](
+      { queue, jobId: job?.id, attempt: job?.attemptsMade, commandIds: commandIds(commands), err: error },
+      `batch of ${commands.length} failed`,
+    );
     if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) {
-      this.giveUp(commands).catch((cause: Error) => logger.error({ queue, commandIds: commandIds(commands), err: cause }, 'could not answer a batch that failed on every attempt'));
+      this.giveUp(commands).catch((cause: Error) =>
+        logger.error({ queue, commandIds: commandIds(commands), err: cause }, 'could not answer a batch that failed on every attempt'),
+      );
     }
   }
 

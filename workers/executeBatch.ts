@@ -39,7 +39,12 @@ async function recordRejection(em: EntityManager, command: Command, error: ApiEr
  * Runs the command's handler on `em` and queues its outbox events and its
  * processed_command row there: they commit with the change, or not at all.
  */
-async function runHandler(em: EntityManager, settings: Settings, command: Command, handler: CommandHandler): Promise<{ result: CommandResult; touched: string[]; expiredCredentials: string[] }> {
+async function runHandler(
+  em: EntityManager,
+  settings: Settings,
+  command: Command,
+  handler: CommandHandler,
+): Promise<{ result: CommandResult; touched: string[]; expiredCredentials: string[] }> {
   const touched = new Set<string>();
   const expiredCredentials: string[] = [];
   const events: EventDraft[] = [];
@@ -83,7 +88,8 @@ async function applyOne(outer: EntityManager, settings: Settings, command: Comma
     return { command, result, outcome: 'applied', touched, expiredCredentials };
   } catch (error) {
     if (error instanceof ApiError) return recordRejection(outer, command, error);
-    if (error instanceof UniqueConstraintViolationException) return recordRejection(outer, command, new ApiError('conflict', 'the change conflicts with an existing record'));
+    if (error instanceof UniqueConstraintViolationException)
+      return recordRejection(outer, command, new ApiError('conflict', 'the change conflicts with an existing record'));
     throw error;
   }
 }
@@ -111,7 +117,10 @@ async function applyOptimistically(root: EntityManager, settings: Settings, comm
   return root.fork().transactional(async (em) => {
     await lockBatch(em, commands);
     // After the locks, so that runs committed while we waited are seen (READ COMMITTED).
-    const earlier = await findResults(em, commands.map((c) => c.commandId));
+    const earlier = await findResults(
+      em,
+      commands.map((c) => c.commandId),
+    );
     const executions: Execution[] = [];
     for (const command of commands) {
       const seen = earlier.get(command.commandId);
@@ -161,7 +170,8 @@ export async function executeBatch(
   try {
     return { ...(await applyTogether(root, settings, commands)), failures: [] };
   } catch (error) {
-    if (commands.length === 1) return { executions: [], publication: null, failures: [{ command: commands[0] as Command, error: error as Error }] };
+    if (commands.length === 1)
+      return { executions: [], publication: null, failures: [{ command: commands[0] as Command, error: error as Error }] };
     onRetry('one_by_one', commands, error as Error);
   }
   const executions: Execution[] = [];

@@ -69,7 +69,8 @@ export function startLedgerPublisher(orm: Orm, logger: Logger, health: Dependenc
         const { behind } = round;
         if (behind === null) unannounced = null;
         // A new one, unless the one already watched is still not announced (its clock keeps running).
-        else if (unannounced === null || BigInt(behind.announced) >= BigInt(unannounced)) [unannounced, unannouncedAt] = [behind.ledger, seenAt];
+        else if (unannounced === null || BigInt(behind.announced) >= BigInt(unannounced))
+          [unannounced, unannouncedAt] = [behind.ledger, seenAt];
         if (round.published === PUBLISH_BATCH) delay = 0;
       } catch (error) {
         seen = null;

@@ -13,7 +13,13 @@ export interface MetricsListener {
  * A worker-only process has no API server: it answers GET /metrics on its
  * own METRICS_PORT, behind the same operator credential as the API's.
  */
-export async function startMetricsServer(metrics: Metrics, port: number, host: string, operatorToken: string | null, logger: Logger): Promise<MetricsListener | null> {
+export async function startMetricsServer(
+  metrics: Metrics,
+  port: number,
+  host: string,
+  operatorToken: string | null,
+  logger: Logger,
+): Promise<MetricsListener | null> {
   const server: Server = createServer((request, response) => {
     // Compared as text: a target such as `//` makes `new URL` throw, and a throw here would end the process.
     if (request.method !== 'GET' || (request.url ?? '').split('?', 1)[0] !== '/metrics') {

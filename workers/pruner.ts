@@ -16,7 +16,8 @@ export interface Pruner {
 export function startPruner(orm: Orm, logger: Logger, intervalMs: number, clock: () => Date = () => new Date()): Pruner {
   const runOnce = async () => {
     const deleted = await pruneExpired(orm.em.fork(), clock());
-    if (deleted.processedCommands + deleted.usedNonces + deleted.preparedActions > 0) logger.info(deleted, 'pruned rows past the retry window and expired prepared actions');
+    if (deleted.processedCommands + deleted.usedNonces + deleted.preparedActions > 0)
+      logger.info(deleted, 'pruned rows past the retry window and expired prepared actions');
     return deleted;
   };
   const tick = () => runOnce().catch((error: unknown) => logger.warn({ err: error }, 'pruning failed; will try again'));

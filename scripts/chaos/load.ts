@@ -33,7 +33,16 @@ const pick = <T>(items: T[]): T | undefined => items[Math.floor(Math.random() * 
 
 export class WriteLoad {
   readonly acknowledged: Acknowledged = { posts: [], votes: [], follows: [], flags: [] };
-  readonly counters: LoadCounters = { requests: 0, acknowledged: 0, refused: 0, refusals: {}, gaveUp: 0, serverErrors: 0, unavailable: 0, successes: [] };
+  readonly counters: LoadCounters = {
+    requests: 0,
+    acknowledged: 0,
+    refused: 0,
+    refusals: {},
+    gaveUp: 0,
+    serverErrors: 0,
+    unavailable: 0,
+    successes: [],
+  };
   private readonly base: string;
   private readonly started = Date.now();
   private serial = 0;
@@ -47,7 +56,12 @@ export class WriteLoad {
   }
 
   /** One logical write, retried with the same key until it is answered for good (or 60 s pass). */
-  async write(agent: LoadAgent, projectSlug: string, path: string, fields: Record<string, unknown>): Promise<Record<string, unknown> | null> {
+  async write(
+    agent: LoadAgent,
+    projectSlug: string,
+    path: string,
+    fields: Record<string, unknown>,
+  ): Promise<Record<string, unknown> | null> {
     const key = `chaos-${process.pid}-${++this.serial}`;
     const sentAt = this.now();
     const deadline = Date.now() + 60_000;
@@ -101,13 +115,26 @@ export class WriteLoad {
         const post = reply?.post as { id: string } | undefined;
         if (post) this.acknowledged.posts.push({ id: post.id, body: text, projectSlug: topic.projectSlug });
       } else if (roll < 0.8) {
-        const reply = await this.write(agent, target.projectSlug, '/api/forum/votes', { action: 'cast', postId: target.id, value: Math.random() < 0.7 ? 'support' : 'contest' });
+        const reply = await this.write(agent, target.projectSlug, '/api/forum/votes', {
+          action: 'cast',
+          postId: target.id,
+          value: Math.random() < 0.7 ? 'support' : 'contest',
+        });
         if (reply) this.acknowledged.votes.push({ postId: target.id, agentId: agent.agentId });
       } else if (roll < 0.9) {
-        const reply = await this.write(agent, topic.projectSlug, '/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug: topic.projectSlug });
+        const reply = await this.write(agent, topic.projectSlug, '/api/forum/follows', {
+          action: 'follow',
+          targetType: 'project',
+          projectSlug: topic.projectSlug,
+        });
         if (reply) this.acknowledged.follows.push({ agentId: agent.agentId, projectSlug: topic.projectSlug });
       } else {
-        const reply = await this.write(agent, target.projectSlug, '/api/forum/flags', { action: 'create', postId: target.id, reasonCode: 'other', detail: 'chaos' });
+        const reply = await this.write(agent, target.projectSlug, '/api/forum/flags', {
+          action: 'create',
+          postId: target.id,
+          reasonCode: 'other',
+          detail: 'chaos',
+        });
         if (reply) this.acknowledged.flags.push({ postId: target.id, agentId: agent.agentId });
       }
     }

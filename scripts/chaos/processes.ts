@@ -33,7 +33,10 @@ export class ServiceProcess {
 
   start(): void {
     this.started = false;
-    const child = spawn(process.execPath, ['--import', './scripts/require-node-24.mjs', 'src/bin/main.ts', this.role], { env: { ...process.env, ...this.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', './scripts/require-node-24.mjs', 'src/bin/main.ts', this.role], {
+      env: { ...process.env, ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const keep = (chunk: Buffer) => {
       const text = chunk.toString('utf8');
       if (this.keepOutput) this.output += text;

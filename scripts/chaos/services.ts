@@ -41,7 +41,23 @@ export class OwnRedis {
   }
 
   async start(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--maxmemory-policy', this.evictionPolicy, ...this.extraArgs];
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      this.dir,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+      '--save',
+      '',
+      '--maxmemory-policy',
+      this.evictionPolicy,
+      ...this.extraArgs,
+    ];
     this.child = spawn('redis-server', args, { stdio: 'ignore' });
     for (let i = 0; i < 100; i++) {
       try {
@@ -153,11 +169,15 @@ async function sharedServer(baseUrl: string): Promise<ChaosPostgres> {
     url: url.toString(),
     kind: 'shared server',
     restart: async () => {
-      await orm.em.fork().execute("select pg_terminate_backend(pid) from pg_stat_activity where datname = 'agora_chaos' and pid <> pg_backend_pid()");
+      await orm.em
+        .fork()
+        .execute("select pg_terminate_backend(pid) from pg_stat_activity where datname = 'agora_chaos' and pid <> pg_backend_pid()");
     },
     outage: async (ms) => {
       await orm.em.fork().execute('alter database agora_chaos allow_connections false');
-      await orm.em.fork().execute("select pg_terminate_backend(pid) from pg_stat_activity where datname = 'agora_chaos' and pid <> pg_backend_pid()");
+      await orm.em
+        .fork()
+        .execute("select pg_terminate_backend(pid) from pg_stat_activity where datname = 'agora_chaos' and pid <> pg_backend_pid()");
       await pause(ms);
       await orm.em.fork().execute('alter database agora_chaos allow_connections true');
     },
@@ -172,7 +192,9 @@ export async function chaosPostgres(baseUrl: string): Promise<ChaosPostgres> {
   try {
     return await ownCluster(await freePort());
   } catch (error) {
-    console.log(`own Postgres cluster impossible here (${(error as Error).message.split('\n')[0]}); terminating backends of a shared server instead`);
+    console.log(
+      `own Postgres cluster impossible here (${(error as Error).message.split('\n')[0]}); terminating backends of a shared server instead`,
+    );
     return sharedServer(baseUrl);
   }
 }

@@ -23,7 +23,10 @@ function alive(child: ChildProcess | null): child is ChildProcess {
 }
 
 function postgresIds(): { uid: number; gid: number } {
-  return { uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })) };
+  return {
+    uid: Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })),
+    gid: Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })),
+  };
 }
 
 /**
@@ -43,7 +46,14 @@ export class PatroniCluster {
   /** Where the etcd, Patroni (with its Postgres) and HAProxy logs go; they outlive stop(). */
   readonly logDir: string;
 
-  private constructor(dir: string, logDir: string, bin: string, members: Member[], etcd: EtcdMember[], ports: { primary: number; replicas: number }) {
+  private constructor(
+    dir: string,
+    logDir: string,
+    bin: string,
+    members: Member[],
+    etcd: EtcdMember[],
+    ports: { primary: number; replicas: number },
+  ) {
     this.dir = dir;
     this.logDir = logDir;
     this.bin = bin;
@@ -60,7 +70,8 @@ export class PatroniCluster {
     const etcd: EtcdMember[] = [];
     for (const n of [1, 2, 3]) etcd.push({ name: `etcd${n}`, clientPort: await freePort(), peerPort: await freePort(), child: null });
     const members: Member[] = [];
-    for (const n of [1, 2, 3]) members.push({ name: `pg${n}`, restPort: await freePort(), pgPort: await freePort(), dataDir: join(dir, `pg${n}`), patroni: null });
+    for (const n of [1, 2, 3])
+      members.push({ name: `pg${n}`, restPort: await freePort(), pgPort: await freePort(), dataDir: join(dir, `pg${n}`), patroni: null });
     const cluster = new PatroniCluster(dir, logDir ?? dir, bin, members, etcd, { primary: await freePort(), replicas: await freePort() });
     try {
       for (const member of etcd) cluster.startEtcd(member, 'new');
@@ -80,7 +91,12 @@ export class PatroniCluster {
     return createWriteStream(join(this.logDir, `${name}.log`), { flags: 'a' });
   }
 
-  private spawnLogged(name: string, command: string, args: string[], options: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {}): ChildProcess {
+  private spawnLogged(
+    name: string,
+    command: string,
+    args: string[],
+    options: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {},
+  ): ChildProcess {
     const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
     const log = this.log(name);
     child.stdout?.pipe(log);
@@ -94,12 +110,29 @@ export class PatroniCluster {
     const client = `http://127.0.0.1:${member.clientPort}`;
     const peer = `http://127.0.0.1:${member.peerPort}`;
     member.child = this.spawnLogged(member.name, 'etcd', [
-      '--name', member.name, '--data-dir', join(this.dir, member.name),
-      '--listen-client-urls', client, '--advertise-client-urls', client,
-      '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer,
-      '--initial-cluster', cluster, '--initial-cluster-state', state, '--initial-cluster-token', 'agora',
+      '--name',
+      member.name,
+      '--data-dir',
+      join(this.dir, member.name),
+      '--listen-client-urls',
+      client,
+      '--advertise-client-urls',
+      client,
+      '--listen-peer-urls',
+      peer,
+      '--initial-advertise-peer-urls',
+      peer,
+      '--initial-cluster',
+      cluster,
+      '--initial-cluster-state',
+      state,
+      '--initial-cluster-token',
+      'agora',
       // A loopback cluster: elect within a second of losing a member.
-      '--heartbeat-interval', '100', '--election-timeout', '1000',
+      '--heartbeat-interval',
+      '100',
+      '--election-timeout',
+      '1000',
     ]);
   }
 
@@ -126,14 +159,26 @@ export class PatroniCluster {
   private async until(what: string, check: () => Promise<boolean> | boolean, ms: number): Promise<void> {
     const deadline = Date.now() + ms;
     while (Date.now() < deadline) {
-      if (await Promise.resolve().then(check).catch(() => false)) return;
+      if (
+        await Promise.resolve()
+          .then(check)
+          .catch(() => false)
+      )
+        return;
       await pause(200);
     }
     throw new Error(`patroni: ${what} did not happen within ${ms / 1000} s (logs in ${this.logDir})`);
   }
 
   private async etcdHealthy(): Promise<number> {
-    const answers = await Promise.all(this.etcd.map((m) => fetch(`http://127.0.0.1:${m.clientPort}/health`, { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false)));
+    const answers = await Promise.all(
+      this.etcd.map((m) =>
+        fetch(`http://127.0.0.1:${m.clientPort}/health`, { signal: AbortSignal.timeout(1000) }).then(
+          (r) => r.ok,
+          () => false,
+        ),
+      ),
+    );
     return answers.filter(Boolean).length;
   }
 
@@ -157,7 +202,11 @@ export class PatroniCluster {
     const state = await this.state();
     const running = state.filter((m) => live.some((l) => l.name === m.name) && ['running', 'streaming'].includes(m.state));
     const roles = running.map((m) => m.role);
-    return running.length === live.length && roles.filter((r) => r === 'leader').length === 1 && (live.length < 2 || roles.includes('sync_standby'));
+    return (
+      running.length === live.length &&
+      roles.filter((r) => r === 'leader').length === 1 &&
+      (live.length < 2 || roles.includes('sync_standby'))
+    );
   }
 
   async leader(): Promise<Member> {
@@ -198,7 +247,11 @@ export class PatroniCluster {
   async switchover(): Promise<void> {
     const leader = await this.leader();
     const candidate = (await this.state()).find((m) => m.role === 'sync_standby')?.name;
-    const reply = await fetch(`http://127.0.0.1:${leader.restPort}/switchover`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ leader: leader.name, candidate }) });
+    const reply = await fetch(`http://127.0.0.1:${leader.restPort}/switchover`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ leader: leader.name, candidate }),
+    });
     if (!reply.ok) throw new Error(`patroni: switchover refused: ${reply.status} ${await reply.text()}`);
   }
 
@@ -215,9 +268,21 @@ export class PatroniCluster {
   processes(): { role: string; name: string; pid: number | undefined; port: number; pidFile?: string }[] {
     return [
       ...this.etcd.filter((m) => alive(m.child)).map((m) => ({ role: 'etcd', name: m.name, pid: m.child?.pid, port: m.clientPort })),
-      ...this.members.filter((m) => alive(m.patroni)).map((m) => ({ role: 'patroni', name: m.name, pid: m.patroni?.pid, port: m.restPort })),
-      ...this.members.map((m) => ({ role: 'postgres', name: m.name, pid: this.postmasterPid(m), port: m.pgPort, pidFile: join(m.dataDir, 'postmaster.pid') })).filter((p) => p.pid !== undefined),
-      ...(alive(this.balancer) ? [{ role: 'postgres balancer', name: 'haproxy-postgres', pid: this.balancer.pid, port: this.ports.primary }] : []),
+      ...this.members
+        .filter((m) => alive(m.patroni))
+        .map((m) => ({ role: 'patroni', name: m.name, pid: m.patroni?.pid, port: m.restPort })),
+      ...this.members
+        .map((m) => ({
+          role: 'postgres',
+          name: m.name,
+          pid: this.postmasterPid(m),
+          port: m.pgPort,
+          pidFile: join(m.dataDir, 'postmaster.pid'),
+        }))
+        .filter((p) => p.pid !== undefined),
+      ...(alive(this.balancer)
+        ? [{ role: 'postgres balancer', name: 'haproxy-postgres', pid: this.balancer.pid, port: this.ports.primary }]
+        : []),
     ];
   }
 

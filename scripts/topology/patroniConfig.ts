@@ -57,7 +57,11 @@ export function patroniConfig(member: Member, etcd: EtcdMember[], bin: string, d
       data_dir: member.dataDir,
       bin_dir: bin,
       pgpass: `${dir}/${member.name}.pgpass`,
-      authentication: { superuser: { username: 'postgres', password: 'postgres' }, replication: { username: 'postgres', password: 'postgres' }, rewind: { username: 'postgres', password: 'postgres' } },
+      authentication: {
+        superuser: { username: 'postgres', password: 'postgres' },
+        replication: { username: 'postgres', password: 'postgres' },
+        rewind: { username: 'postgres', password: 'postgres' },
+      },
       pg_hba: ['local all all trust', 'host all all 127.0.0.1/32 trust', 'host replication all 127.0.0.1/32 trust'],
       parameters: { unix_socket_directories: dir },
     },

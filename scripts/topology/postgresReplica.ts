@@ -55,17 +55,49 @@ export async function startStreamingPair(): Promise<StreamingPair> {
     const options = `-p ${ports[which]} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c wal_level=replica -c shared_preload_libraries=pg_stat_statements`;
     return asOwner('pg_ctl', ['-D', data[which], '-l', join(dir, `${which}.log`), '-o', options, '-w', 'start']);
   };
-  const stop = (which: 'primary' | 'replica', mode: 'fast' | 'immediate' = 'fast') => asOwner('pg_ctl', ['-D', data[which], '-m', mode, '-w', 'stop']);
+  const stop = (which: 'primary' | 'replica', mode: 'fast' | 'immediate' = 'fast') =>
+    asOwner('pg_ctl', ['-D', data[which], '-m', mode, '-w', 'stop']);
 
   // initdb's pg_hba.conf with -A trust already lets loopback connections replicate.
   await asOwner('initdb', ['-D', data.primary, '-A', 'trust', '-U', 'postgres', '--no-sync']);
   await start('primary');
-  await asOwner('pg_basebackup', ['-D', data.replica, '-R', '-X', 'stream', '-c', 'fast', '--no-sync', '-h', '127.0.0.1', '-p', String(ports.primary), '-U', 'postgres']);
+  await asOwner('pg_basebackup', [
+    '-D',
+    data.replica,
+    '-R',
+    '-X',
+    'stream',
+    '-c',
+    'fast',
+    '--no-sync',
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(ports.primary),
+    '-U',
+    'postgres',
+  ]);
   await start('replica');
 
   const url = (which: 'primary' | 'replica', database: string) => `postgres://postgres@127.0.0.1:${ports[which]}/${database}`;
   const sql = async (on: 'primary' | 'replica', statement: string, database = 'postgres') => {
-    const { stdout } = await run(join(bin, 'psql'), ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(ports[on]), '-U', 'postgres', '-d', database, '-c', statement]);
+    const { stdout } = await run(join(bin, 'psql'), [
+      '-X',
+      '-A',
+      '-t',
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(ports[on]),
+      '-U',
+      'postgres',
+      '-d',
+      database,
+      '-c',
+      statement,
+    ]);
     return stdout.trim();
   };
   const until = async (what: string, check: () => Promise<boolean>) => {

@@ -23,14 +23,28 @@ export class RedisCluster {
   static async start(): Promise<RedisCluster> {
     const ports = [];
     for (let i = 0; i < 6; i++) ports.push(await freePort());
-        // validity factor 0: a replica always takes over, however long ago it last heard from its master.
+    // validity factor 0: a replica always takes over, however long ago it last heard from its master.
     const nodes = ports.map(
-      (port) => new OwnRedis(port, 'noeviction', ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000', '--cluster-replica-validity-factor', '0']),
+      (port) =>
+        new OwnRedis(port, 'noeviction', [
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          'nodes.conf',
+          '--cluster-node-timeout',
+          '1000',
+          '--cluster-replica-validity-factor',
+          '0',
+        ]),
     );
     const cluster = new RedisCluster(nodes);
     try {
       for (const node of nodes) await node.start();
-      execFileSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'], { stdio: 'ignore' });
+      execFileSync(
+        'redis-cli',
+        ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'],
+        { stdio: 'ignore' },
+      );
       await cluster.untilHealthy(60_000);
     } catch (error) {
       await cluster.stop();

@@ -176,14 +176,12 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
           ...workers.flatMap((worker, i) => own('worker', `worker-${i + 1}`, worker.pid, null)),
           ...started.cluster.nodes.flatMap((node) => own('redis', `redis-${node.port}`, node.pid, node.port)),
           ...started.monitoring.processes(),
-          ...started.postgres
-            .processes()
-            .flatMap((p) =>
-              own(p.role as TopologyProcess['role'], p.name, p.pid, p.port).map((entry) => ({
-                ...entry,
-                ...(p.pidFile ? { pidFile: p.pidFile } : {}),
-              })),
-            ),
+          ...started.postgres.processes().flatMap((p) =>
+            own(p.role as TopologyProcess['role'], p.name, p.pid, p.port).map((entry) => ({
+              ...entry,
+              ...(p.pidFile ? { pidFile: p.pidFile } : {}),
+            })),
+          ),
         ];
       },
       folders: () => [...started.cluster.folders(), started.postgres.dir, started.monitoring.dir],

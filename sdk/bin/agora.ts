@@ -10,7 +10,17 @@ import { parseArgs } from 'node:util';
 import { defaultConfigPath, loadConfig, saveConfig as saveConfigTo, type AgentConfig } from '../src/config.ts';
 import { defaultMix, load, parseMix } from '../src/load/index.ts';
 import { serveMcp } from '../src/mcp/server.ts';
-import { Agora, AgoraError, exportLedger, generateKeys, keyFingerprint, unwrap, verifyExport, verifyProject, type LedgerExport } from '../src/index.ts';
+import {
+  Agora,
+  AgoraError,
+  exportLedger,
+  generateKeys,
+  keyFingerprint,
+  unwrap,
+  verifyExport,
+  verifyProject,
+  type LedgerExport,
+} from '../src/index.ts';
 
 const usage = `usage: agora [--config FILE] [--url URL] [--json] <command>
   keygen                                  new Ed25519 keys into the config (keeps existing ones unless --force)
@@ -109,14 +119,23 @@ async function run(): Promise<void> {
       if (config.keys && !flags.force) throw new UsageError(`${configPath} already holds keys (use --force to replace them)`);
       config.keys = await generateKeys();
       await saveConfig(config);
-      print(`keys written to ${configPath}; fingerprint ${await keyFingerprint(config.keys.publicKey)}`, { config: configPath, publicKey: config.keys.publicKey });
+      print(`keys written to ${configPath}; fingerprint ${await keyFingerprint(config.keys.publicKey)}`, {
+        config: configPath,
+        publicKey: config.keys.publicKey,
+      });
       return;
     }
     case 'register': {
       const baseUrl = need(flags.url ?? config.url, '--url');
       const keys = need(config.keys, 'keys: run agora keygen');
       const handle = need(flags.handle ?? config.handle, '--handle');
-      const { agent, token, tokenId, created } = await Agora.register({ baseUrl, handle, keys, displayName: flags['display-name'], bio: flags.bio });
+      const { agent, token, tokenId, created } = await Agora.register({
+        baseUrl,
+        handle,
+        keys,
+        displayName: flags['display-name'],
+        bio: flags.bio,
+      });
       await saveConfig({ ...config, url: baseUrl, handle, token, tokenId });
       print(`${created ? 'registered' : 'resumed'} ${agent.handle} (${agent.id})`, { created, agent, tokenId });
       return;
@@ -134,7 +153,11 @@ async function run(): Promise<void> {
         return;
       }
       if (args[0] !== 'create') throw new UsageError('project create or project list');
-      const project = await agora.createProject({ slug: need(flags.slug, '--slug'), name: need(flags.name, '--name'), ...(flags.summary ? { summary: flags.summary } : {}) });
+      const project = await agora.createProject({
+        slug: need(flags.slug, '--slug'),
+        name: need(flags.name, '--name'),
+        ...(flags.summary ? { summary: flags.summary } : {}),
+      });
       print(`project ${project.slug} created`, project);
       return;
     }
@@ -147,7 +170,11 @@ async function run(): Promise<void> {
         return;
       }
       if (args[0] !== 'create') throw new UsageError('topic create or topic list');
-      const topic = await agora.createTopic({ projectSlug, title: need(flags.title, '--title'), ...(flags.slug ? { topicSlug: flags.slug } : {}) });
+      const topic = await agora.createTopic({
+        projectSlug,
+        title: need(flags.title, '--title'),
+        ...(flags.slug ? { topicSlug: flags.slug } : {}),
+      });
       print(`topic ${topic.projectSlug}/${topic.slug} created`, topic);
       return;
     }
@@ -159,7 +186,12 @@ async function run(): Promise<void> {
       const post =
         command === 'reply'
           ? await agora.reply({ id: need(args[0], 'the post id to reply to'), ...target }, body)
-          : await agora.post({ ...target, body, ...(flags.stance ? { stance: flags.stance as 'proposal' } : {}), ...(flags.review ? { review: true } : {}) });
+          : await agora.post({
+              ...target,
+              body,
+              ...(flags.stance ? { stance: flags.stance as 'proposal' } : {}),
+              ...(flags.review ? { review: true } : {}),
+            });
       print(`posted ${post.id}`, post);
       return;
     }
@@ -171,24 +203,41 @@ async function run(): Promise<void> {
       return;
     }
     case 'follow': {
-      const follow = await session(config).follow({ projectSlug: need(args[0], 'the project slug'), ...(args[1] ? { topicSlug: args[1] } : {}) }, !flags.unfollow);
-      print(`${flags.unfollow ? 'unfollowed' : 'following'} ${follow.projectSlug}${follow.topicSlug ? `/${follow.topicSlug}` : ''}`, follow);
+      const follow = await session(config).follow(
+        { projectSlug: need(args[0], 'the project slug'), ...(args[1] ? { topicSlug: args[1] } : {}) },
+        !flags.unfollow,
+      );
+      print(
+        `${flags.unfollow ? 'unfollowed' : 'following'} ${follow.projectSlug}${follow.topicSlug ? `/${follow.topicSlug}` : ''}`,
+        follow,
+      );
       return;
     }
     case 'tail': {
       const agora = session(config);
       const controller = new AbortController();
       process.once('SIGINT', () => controller.abort());
-      const query = { since: flags.since, projectSlug: flags.project, topicSlug: flags.topic, type: flags.type, ...(flags.followed ? { followed: true } : {}) };
+      const query = {
+        since: flags.since,
+        projectSlug: flags.project,
+        topicSlug: flags.topic,
+        type: flags.type,
+        ...(flags.followed ? { followed: true } : {}),
+      };
       for await (const event of agora.events(query, { signal: controller.signal, intervalMs: 1000 })) {
-        print(`${event.eventId} ${event.type} ${event.projectSlug ?? '-'}${event.topicSlug ? `/${event.topicSlug}` : ''} ${event.actor ?? '-'} ${event.subjectId ?? ''}`, event);
+        print(
+          `${event.eventId} ${event.type} ${event.projectSlug ?? '-'}${event.topicSlug ? `/${event.topicSlug}` : ''} ${event.actor ?? '-'} ${event.subjectId ?? ''}`,
+          event,
+        );
       }
       return;
     }
     case 'case': {
       const agora = session(config);
       if (args[0] === 'list') {
-        const { cases } = unwrap(await agora.relay.GET('/api/relay/cases', {})) as { cases: { reference: string; status: string; kind: string; summary: string }[] };
+        const { cases } = unwrap(await agora.relay.GET('/api/relay/cases', {})) as {
+          cases: { reference: string; status: string; kind: string; summary: string }[];
+        };
         print(cases.map((c) => `${c.reference} ${c.status} ${c.kind} ${c.summary}`).join('\n') || 'no cases', cases);
         return;
       }
@@ -202,7 +251,9 @@ async function run(): Promise<void> {
         ...(flags.urgency ? { urgency: flags.urgency as 'standard' } : {}),
         ...(flags.detail ? { detail: flags.detail } : {}),
       };
-      const { case: created } = unwrap(await agora.relay.POST('/api/relay/cases', { body })) as { case: { reference: string; status: string } };
+      const { case: created } = unwrap(await agora.relay.POST('/api/relay/cases', { body })) as {
+        case: { reference: string; status: string };
+      };
       print(`case ${created.reference} ${created.status}`, created);
       return;
     }
@@ -211,7 +262,14 @@ async function run(): Promise<void> {
         ? await verifyExport(JSON.parse(await readFile(need(args[0], 'the export file'), 'utf8')) as LedgerExport)
         : await verifyProject(need(flags.url ?? config.url, '--url'), need(args[0], 'the project slug'));
       const summary = `${report.projectSlug}: ${report.events} events, root ${report.rootHash}; ${report.checkpoints} checkpoints in ${report.chains} chain(s); ${report.profiles} signed profile revision(s)`;
-      print([summary, ...report.failures.map((f) => `FAIL ${f}`), report.failures.length === 0 ? 'OK' : `${report.failures.length} failure(s)`].join('\n'), report);
+      print(
+        [
+          summary,
+          ...report.failures.map((f) => `FAIL ${f}`),
+          report.failures.length === 0 ? 'OK' : `${report.failures.length} failure(s)`,
+        ].join('\n'),
+        report,
+      );
       if (report.failures.length > 0) process.exitCode = 1;
       return;
     }
@@ -220,11 +278,18 @@ async function run(): Promise<void> {
       const file = await exportLedger(need(flags.url ?? config.url, '--url'), slug);
       const out = flags.out ?? `${slug}.agora-ledger.json`;
       await writeFile(out, `${JSON.stringify(file, null, 1)}\n`);
-      print(`${out}: ${file.events.length} events, ${file.checkpoints.length} checkpoints, ${file.profiles.length} profile revisions, ${Object.keys(file.keys).length} keys`, { file: out, events: file.events.length, checkpoints: file.checkpoints.length });
+      print(
+        `${out}: ${file.events.length} events, ${file.checkpoints.length} checkpoints, ${file.profiles.length} profile revisions, ${Object.keys(file.keys).length} keys`,
+        { file: out, events: file.events.length, checkpoints: file.checkpoints.length },
+      );
       return;
     }
     case 'load': {
-      const number = (name: 'rate' | 'duration' | 'agents' | 'projects' | 'hot' | 'streams' | 'max-in-flight', min: number, max = Infinity) => {
+      const number = (
+        name: 'rate' | 'duration' | 'agents' | 'projects' | 'hot' | 'streams' | 'max-in-flight',
+        min: number,
+        max = Infinity,
+      ) => {
         const value = Number(flags[name]);
         if (!Number.isFinite(value) || value < min || value > max) throw new UsageError(`--${name} must be a number from ${min} to ${max}`);
         return value;
@@ -237,10 +302,23 @@ async function run(): Promise<void> {
         }
       };
       const target = need(args[0], 'the URL to load').replace(/\/+$/, '');
-      const plan = { target, rate: number('rate', 0.1), durationSeconds: number('duration', 1), mix: flags.mix ? mixOf(flags.mix) : defaultMix, agents: number('agents', 1), projects: number('projects', 1), hot: number('hot', 0, 1), streams: number('streams', 0), maxInFlight: number('max-in-flight', 1) };
+      const plan = {
+        target,
+        rate: number('rate', 0.1),
+        durationSeconds: number('duration', 1),
+        mix: flags.mix ? mixOf(flags.mix) : defaultMix,
+        agents: number('agents', 1),
+        projects: number('projects', 1),
+        hot: number('hot', 0, 1),
+        streams: number('streams', 0),
+        maxInFlight: number('max-in-flight', 1),
+      };
       const result = await load(plan, { reportDir: flags.report, worldFile: flags.world, log: (line) => console.error(line) });
       const r = result.responseTime;
-      print(`${result.totals.ok}/${result.totals.arrivals} ok, ${result.totals.rateLimited} rate limited, ${result.totals.errors} errors, ${result.totals.dropped} dropped; p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms; report in ${flags.report}/report.html`, result);
+      print(
+        `${result.totals.ok}/${result.totals.arrivals} ok, ${result.totals.rateLimited} rate limited, ${result.totals.errors} errors, ${result.totals.dropped} dropped; p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms; report in ${flags.report}/report.html`,
+        result,
+      );
       return;
     }
     case 'mcp': {
@@ -256,7 +334,8 @@ try {
   await run();
 } catch (error) {
   if (error instanceof AgoraError) {
-    if (flags.json) console.error(JSON.stringify({ error: { status: error.status, code: error.code, message: error.message, details: error.details } }));
+    if (flags.json)
+      console.error(JSON.stringify({ error: { status: error.status, code: error.code, message: error.message, details: error.details } }));
     else console.error(`error ${error.code} (${error.status}): ${error.message.replace(`${error.code}: `, '')}`);
   } else if (error instanceof UsageError) {
     console.error(`agora: ${error.message}\n\n${usage}`);

@@ -37,6 +37,10 @@ interface ErrorBody {
 export function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
   if (result.data !== undefined && result.response.ok) return result.data;
   const body = (result.error ?? {}) as ErrorBody;
-  throw new AgoraError(result.response.status, body.error?.code ?? 'http_error', body.error?.message ?? result.response.statusText, body.error?.details);
+  throw new AgoraError(
+    result.response.status,
+    body.error?.code ?? 'http_error',
+    body.error?.message ?? result.response.statusText,
+    body.error?.details,
+  );
 }
-

@@ -1,14 +1,40 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './generated/forum.ts';
 import type { paths as relayPaths } from './generated/relay.ts';
-import { AgoraError, unwrap, type AccountLink, type Agent, type Attestation, type Checkpoint, type Follow, type LedgerEvent, type Post, type ProfileRevision, type Project, type Topic } from './answers.ts';
+import {
+  AgoraError,
+  unwrap,
+  type AccountLink,
+  type Agent,
+  type Attestation,
+  type Checkpoint,
+  type Follow,
+  type LedgerEvent,
+  type Post,
+  type ProfileRevision,
+  type Project,
+  type Topic,
+} from './answers.ts';
 import { signMessage, type AgentKeys } from './keys.ts';
 import type { EventQuery, PollOptions } from './polling.ts';
 import { followFeedLive, followLedger, type StreamSource } from './streaming.ts';
 import { agoraFetch, type TransportOptions } from './transport.ts';
 
 export { AgoraError, unwrap } from './answers.ts';
-export type { AccountLink, Agent, Attestation, Checkpoint, Follow, LedgerEvent, Post, ProfileRevision, Project, Schemas, Topic, Vote } from './answers.ts';
+export type {
+  AccountLink,
+  Agent,
+  Attestation,
+  Checkpoint,
+  Follow,
+  LedgerEvent,
+  Post,
+  ProfileRevision,
+  Project,
+  Schemas,
+  Topic,
+  Vote,
+} from './answers.ts';
 
 export interface AgoraOptions extends TransportOptions {
   /** Where the service answers, e.g. https://forum.example (no trailing /api). */
@@ -68,7 +94,8 @@ export class Agora {
     const url = new URL(path, this.options.baseUrl);
     const init: RequestInit = { method };
     if (method === 'GET') {
-      for (const [name, value] of Object.entries(fields)) if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
+      for (const [name, value] of Object.entries(fields))
+        if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
     } else {
       init.headers = { 'content-type': 'application/json' };
       init.body = JSON.stringify(fields);
@@ -79,18 +106,31 @@ export class Agora {
   }
 
   /** Challenge, sign with the agent's key, register: a new account (201) or the same one resumed (200). */
-  static async register(options: RegisterOptions): Promise<{ agora: Agora; agent: Agent; token: string; tokenId: string; created: boolean }> {
+  static async register(
+    options: RegisterOptions,
+  ): Promise<{ agora: Agora; agent: Agent; token: string; tokenId: string; created: boolean }> {
     const { handle, keys, displayName, bio, ...transport } = options;
     const anonymous = new Agora(transport);
     let created = false;
     // A register the transport had to retry (after a 503) is answered from the retry cache, which keeps no token: resuming with a fresh challenge issues one.
     for (let attempt = 1; ; attempt++) {
-      const { challenge } = unwrap(await anonymous.api.POST('/api/forum/agents/challenge', { body: { handle, publicKey: keys.publicKey, displayName, bio } }));
+      const { challenge } = unwrap(
+        await anonymous.api.POST('/api/forum/agents/challenge', { body: { handle, publicKey: keys.publicKey, displayName, bio } }),
+      );
       const signature = await signMessage(keys, challenge.message);
-      const registered = await anonymous.api.POST('/api/forum/agents/register', { body: { challengeId: challenge.challengeId, signature } });
+      const registered = await anonymous.api.POST('/api/forum/agents/register', {
+        body: { challengeId: challenge.challengeId, signature },
+      });
       const body = unwrap(registered);
       created ||= registered.response.status === 201;
-      if (body.accessToken) return { agora: new Agora({ ...transport, token: body.accessToken, keys }), agent: body.agent, token: body.accessToken, tokenId: body.tokenId, created };
+      if (body.accessToken)
+        return {
+          agora: new Agora({ ...transport, token: body.accessToken, keys }),
+          agent: body.agent,
+          token: body.accessToken,
+          tokenId: body.tokenId,
+          created,
+        };
       if (attempt >= 2) throw new AgoraError(registered.response.status, 'no_token', 'register answered without a token');
     }
   }
@@ -119,7 +159,14 @@ export class Agora {
     return unwrap(await this.api.POST('/api/forum/topics', { body: { action: 'create', ...fields } })).topic as Topic;
   }
 
-  async post(fields: { projectSlug: string; topicSlug: string; body: string; parentPostId?: string; stance?: Post['stance'] & string; review?: boolean }): Promise<Post> {
+  async post(fields: {
+    projectSlug: string;
+    topicSlug: string;
+    body: string;
+    parentPostId?: string;
+    stance?: Post['stance'] & string;
+    review?: boolean;
+  }): Promise<Post> {
     return unwrap(await this.api.POST('/api/forum/posts', { body: { action: 'create', ...fields } })).post as Post;
   }
 
@@ -134,7 +181,8 @@ export class Agora {
 
   async follow(target: { projectSlug: string; topicSlug?: string }, follow = true): Promise<Follow> {
     const targetType = target.topicSlug ? 'topic' : 'project';
-    return unwrap(await this.api.POST('/api/forum/follows', { body: { action: follow ? 'follow' : 'unfollow', targetType, ...target } })).follow as Follow;
+    return unwrap(await this.api.POST('/api/forum/follows', { body: { action: follow ? 'follow' : 'unfollow', targetType, ...target } }))
+      .follow as Follow;
   }
 
   /**
@@ -157,21 +205,37 @@ export class Agora {
    * as one call: what every signed action (profiles, attestations,
    * checkpoints, account links) does.
    */
-  async signedAction(path: SignedPath, prepare: Record<string, unknown>, submitAction: string, submitExtra: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+  async signedAction(
+    path: SignedPath,
+    prepare: Record<string, unknown>,
+    submitAction: string,
+    submitExtra: Record<string, unknown> = {},
+  ): Promise<Record<string, unknown>> {
     const keys = this.options.keys;
     if (!keys) throw new Error('signed actions need the agent keys (AgoraOptions.keys)');
-    const post = this.api.POST as unknown as (path: SignedPath, init: { body: Record<string, unknown> }) => Promise<{ data?: Record<string, unknown>; error?: unknown; response: Response }>;
+    const post = this.api.POST as unknown as (
+      path: SignedPath,
+      init: { body: Record<string, unknown> },
+    ) => Promise<{ data?: Record<string, unknown>; error?: unknown; response: Response }>;
     const prepared = unwrap(await post(path, { body: { action: 'prepare', ...prepare } }));
     const signing = prepared.signing as { payload: string; envelope: string; message: string };
     const signature = await signMessage(keys, signing.message);
-    return unwrap(await post(path, { body: { action: submitAction, payload: signing.payload, envelope: signing.envelope, signature, ...submitExtra } }));
+    return unwrap(
+      await post(path, { body: { action: submitAction, payload: signing.payload, envelope: signing.envelope, signature, ...submitExtra } }),
+    );
   }
 
   async publishProfile(fields: { displayName?: string; bio?: string }): Promise<ProfileRevision> {
     return (await this.signedAction('/api/forum/profiles', fields, 'publish')).profile as ProfileRevision;
   }
 
-  async attest(fields: { subject: string; kind: Attestation['kind']; claim: string; evidenceUrl?: string; expiresAt?: string }): Promise<Attestation> {
+  async attest(fields: {
+    subject: string;
+    kind: Attestation['kind'];
+    claim: string;
+    evidenceUrl?: string;
+    expiresAt?: string;
+  }): Promise<Attestation> {
     return (await this.signedAction('/api/forum/attestations', fields, 'create')).attestation as Attestation;
   }
 
@@ -181,6 +245,7 @@ export class Agora {
   }
 
   async confirmAccountLink(linkCode: string): Promise<AccountLink> {
-    return (await this.signedAction('/api/forum/account-links', { link_code: linkCode }, 'confirm', { link_code: linkCode })).accountLink as AccountLink;
+    return (await this.signedAction('/api/forum/account-links', { link_code: linkCode }, 'confirm', { link_code: linkCode }))
+      .accountLink as AccountLink;
   }
 }

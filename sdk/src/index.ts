@@ -1,5 +1,20 @@
 export { Agora, AgoraError, unwrap } from './client.ts';
-export type { AccountLink, Agent, AgoraOptions, Attestation, Checkpoint, Follow, LedgerEvent, Post, ProfileRevision, Project, RegisterOptions, Schemas, Topic, Vote } from './client.ts';
+export type {
+  AccountLink,
+  Agent,
+  AgoraOptions,
+  Attestation,
+  Checkpoint,
+  Follow,
+  LedgerEvent,
+  Post,
+  ProfileRevision,
+  Project,
+  RegisterOptions,
+  Schemas,
+  Topic,
+  Vote,
+} from './client.ts';
 export { generateKeys, keyFingerprint, signMessage, verifyMessage, type AgentKeys } from './keys.ts';
 export type { EventQuery, PollOptions } from './polling.ts';
 export { newRetryKey, type ResponseInfo, type TransportOptions } from './transport.ts';

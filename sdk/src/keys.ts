@@ -22,7 +22,13 @@ const signingKeys = new Map<string, Promise<CryptoKey>>();
 function signingKey(keys: AgentKeys): Promise<CryptoKey> {
   let key = signingKeys.get(keys.privateKey);
   if (!key) {
-    key = crypto.subtle.importKey('jwk', { kty: 'OKP', crv: 'Ed25519', d: keys.privateKey, x: keys.publicKey }, { name: 'Ed25519' }, false, ['sign']);
+    key = crypto.subtle.importKey(
+      'jwk',
+      { kty: 'OKP', crv: 'Ed25519', d: keys.privateKey, x: keys.publicKey },
+      { name: 'Ed25519' },
+      false,
+      ['sign'],
+    );
     signingKeys.set(keys.privateKey, key);
   }
   return key;
@@ -36,8 +42,15 @@ export async function signMessage(keys: AgentKeys, message: string): Promise<str
 
 export async function verifyMessage(publicKey: string, message: string, signature: string): Promise<boolean> {
   try {
-    const key = await crypto.subtle.importKey('raw', fromBase64url(publicKey) as Uint8Array<ArrayBuffer>, { name: 'Ed25519' }, false, ['verify']);
-    return await crypto.subtle.verify({ name: 'Ed25519' }, key, fromBase64url(signature) as Uint8Array<ArrayBuffer>, utf8(message) as Uint8Array<ArrayBuffer>);
+    const key = await crypto.subtle.importKey('raw', fromBase64url(publicKey) as Uint8Array<ArrayBuffer>, { name: 'Ed25519' }, false, [
+      'verify',
+    ]);
+    return await crypto.subtle.verify(
+      { name: 'Ed25519' },
+      key,
+      fromBase64url(signature) as Uint8Array<ArrayBuffer>,
+      utf8(message) as Uint8Array<ArrayBuffer>,
+    );
   } catch {
     return false;
   }

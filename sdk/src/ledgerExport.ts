@@ -72,7 +72,8 @@ function neededProofs(checkpoints: ServedCheckpoint[]): { inclusion: [string, nu
   const consistency: [number, number][] = [];
   for (const chain of Map.groupBy(checkpoints, (c) => c.signerFingerprint).values()) {
     const ordered = [...chain].sort((a, b) => a.sequence - b.sequence);
-    for (let i = 1; i < ordered.length; i++) if (ordered[i]!.treeSize >= ordered[i - 1]!.treeSize) consistency.push([ordered[i - 1]!.treeSize, ordered[i]!.treeSize]);
+    for (let i = 1; i < ordered.length; i++)
+      if (ordered[i]!.treeSize >= ordered[i - 1]!.treeSize) consistency.push([ordered[i - 1]!.treeSize, ordered[i]!.treeSize]);
   }
   return { inclusion, consistency };
 }
@@ -84,19 +85,32 @@ export async function exportLedger(baseUrl: string, projectSlug: string, send: t
   const needed = neededProofs(checkpoints);
   const inclusion: InclusionProof[] = [];
   for (const [eventId, treeSize] of needed.inclusion) {
-    const proof = (await d.get('/api/forum/checkpoints/proofs/inclusion', { projectSlug, eventId, treeSize: String(treeSize) })).proof as Json;
+    const proof = (await d.get('/api/forum/checkpoints/proofs/inclusion', { projectSlug, eventId, treeSize: String(treeSize) }))
+      .proof as Json;
     inclusion.push({ eventId, treeSize, auditPath: proof.auditPath as string[] });
   }
   const consistency: ConsistencyProof[] = [];
   for (const [first, second] of needed.consistency) {
-    const proof = (await d.get('/api/forum/checkpoints/proofs/consistency', { projectSlug, first: String(first), second: String(second) })).proof as Json;
+    const proof = (await d.get('/api/forum/checkpoints/proofs/consistency', { projectSlug, first: String(first), second: String(second) }))
+      .proof as Json;
     consistency.push({ first, second, consistencyPath: proof.consistencyPath as string[] });
   }
   const actors = [...new Set(events.map((e) => e.actor).filter((actor): actor is string => typeof actor === 'string'))];
   const profiles: ServedProfile[] = [];
-  for (const handle of actors) profiles.push(...(await d.list<ServedProfile>('/api/forum/profiles', 'profiles', { handle, history: 'true' })));
+  for (const handle of actors)
+    profiles.push(...(await d.list<ServedProfile>('/api/forum/profiles', 'profiles', { handle, history: 'true' })));
   const keys: Record<string, string> = {};
   for (const c of checkpoints) keys[c.signerFingerprint] = c.signerPublicKey ?? '';
   for (const p of profiles) if (p.fingerprint && p.signingKey) keys[p.fingerprint] = p.signingKey;
-  return { format: 'agora-ledger-export/v1', source: d.base, projectSlug, exportedAt: new Date().toISOString(), events, checkpoints, proofs: { inclusion, consistency }, profiles, keys };
+  return {
+    format: 'agora-ledger-export/v1',
+    source: d.base,
+    projectSlug,
+    exportedAt: new Date().toISOString(),
+    events,
+    checkpoints,
+    proofs: { inclusion, consistency },
+    profiles,
+    keys,
+  };
 }

@@ -73,7 +73,13 @@ export async function verifyInclusion(leaf: Hash, index: number, treeSize: numbe
 }
 
 /** RFC 9162 section 2.1.4.2: is the tree (`first`, `firstRoot`) a prefix of (`second`, `secondRoot`)? */
-export async function verifyConsistency(first: number, second: number, firstRoot: Hash, secondRoot: Hash, proof: readonly Hash[]): Promise<boolean> {
+export async function verifyConsistency(
+  first: number,
+  second: number,
+  firstRoot: Hash,
+  secondRoot: Hash,
+  proof: readonly Hash[],
+): Promise<boolean> {
   if (!isSize(first) || !isSize(second) || first > second) return false;
   if (first === second) return proof.length === 0 && hashesEqual(firstRoot, secondRoot);
   // Every tree extends the empty tree; there is nothing to prove.

@@ -70,12 +70,19 @@ export async function* followEvents(api: Client<paths>, query: EventQuery, optio
 }
 
 /** Follows /feed with its nextCursor and ETag; yields posts oldest first. `wait` is the pause once caught up (the stream cuts it short). */
-export async function* followFeed(api: Client<paths>, options: PollOptions, wait = (ms: number) => pause(ms, options.signal)): AsyncGenerator<Post> {
+export async function* followFeed(
+  api: Client<paths>,
+  options: PollOptions,
+  wait = (ms: number) => pause(ms, options.signal),
+): AsyncGenerator<Post> {
   const limit = options.limit ?? 100;
   let cursor: string | undefined;
   let etag: string | null = null;
   while (!options.signal?.aborted) {
-    const result: Polled = await api.GET('/api/forum/feed', { params: { query: { limit, ...(cursor ? { cursor } : {}) } }, headers: etag ? { 'if-none-match': etag } : {} });
+    const result: Polled = await api.GET('/api/forum/feed', {
+      params: { query: { limit, ...(cursor ? { cursor } : {}) } },
+      headers: etag ? { 'if-none-match': etag } : {},
+    });
     if (result.response.status === 304) {
       await wait(options.intervalMs ?? 2000);
       continue;

@@ -59,7 +59,11 @@ function streamUrl(source: StreamSource, path: string, query: EventQuery & { sin
  * cut with the last eventId it yielded (the stream resumes exactly after it).
  * Yields null once when the service offers no stream, so the caller polls.
  */
-async function* streamEvents(source: StreamSource, query: EventQuery, options: PollOptions & { onOpen?: () => void }): AsyncGenerator<LedgerEvent | null> {
+async function* streamEvents(
+  source: StreamSource,
+  query: EventQuery,
+  options: PollOptions & { onOpen?: () => void },
+): AsyncGenerator<LedgerEvent | null> {
   const path = await source.path();
   if (path === null) {
     yield null;
@@ -70,7 +74,12 @@ async function* streamEvents(source: StreamSource, query: EventQuery, options: P
   while (!options.signal?.aborted) {
     let response: Response;
     try {
-      response = await source.fetch(new Request(streamUrl(source, path, { ...query, since }), { headers: { accept: 'text/event-stream' }, signal: options.signal ?? null }));
+      response = await source.fetch(
+        new Request(streamUrl(source, path, { ...query, since }), {
+          headers: { accept: 'text/event-stream' },
+          signal: options.signal ?? null,
+        }),
+      );
     } catch {
       if (options.signal?.aborted) return;
       // The instance went away: try again (a balancer sends the next attempt elsewhere).
@@ -85,7 +94,8 @@ async function* streamEvents(source: StreamSource, query: EventQuery, options: P
     if (!response.ok || !response.body) {
       const body = (await response.json().catch(() => ({}))) as { error?: { code?: string; message?: string } };
       // A refusal of the request itself (bad token, bad filter) will not change by retrying.
-      if (response.status < 500 && response.status !== 429) throw new AgoraError(response.status, body.error?.code ?? 'http_error', body.error?.message ?? response.statusText);
+      if (response.status < 500 && response.status !== 429)
+        throw new AgoraError(response.status, body.error?.code ?? 'http_error', body.error?.message ?? response.statusText);
       await pause(reconnectMs, options.signal);
       continue;
     }
@@ -107,7 +117,12 @@ async function* streamEvents(source: StreamSource, query: EventQuery, options: P
 }
 
 /** The ledger from the stream where the service offers one, else (or once it stops offering it) by polling from the same position. */
-export async function* followLedger(source: StreamSource, api: Client<paths>, query: EventQuery, options: PollOptions): AsyncGenerator<LedgerEvent> {
+export async function* followLedger(
+  source: StreamSource,
+  api: Client<paths>,
+  query: EventQuery,
+  options: PollOptions,
+): AsyncGenerator<LedgerEvent> {
   let since = query.since;
   if (options.transport !== 'poll') {
     for await (const event of streamEvents(source, query, options)) {
@@ -158,7 +173,11 @@ export async function* followFeedLive(source: StreamSource, api: Client<paths>, 
   options.signal?.addEventListener('abort', stop, { once: true });
   const bell = new Doorbell();
   const watch = async () => {
-    const posts = streamEvents(source, { followed: true, type: 'post.created', since: 'now' }, { signal: controller.signal, onOpen: () => bell.ring() });
+    const posts = streamEvents(
+      source,
+      { followed: true, type: 'post.created', since: 'now' },
+      { signal: controller.signal, onOpen: () => bell.ring() },
+    );
     for await (const event of posts) {
       // No stream after all: the feed polls at its own interval.
       if (event === null) return;
@@ -171,7 +190,9 @@ export async function* followFeedLive(source: StreamSource, api: Client<paths>, 
     () => (streaming = false),
   );
   try {
-    yield* followFeed(api, { ...options, signal: controller.signal }, (ms) => bell.wait(streaming ? STREAMED_FEED_POLL_MS : ms, controller.signal));
+    yield* followFeed(api, { ...options, signal: controller.signal }, (ms) =>
+      bell.wait(streaming ? STREAMED_FEED_POLL_MS : ms, controller.signal),
+    );
   } finally {
     stop();
     options.signal?.removeEventListener('abort', stop);

@@ -28,7 +28,6 @@ export interface TransportOptions {
   onResponse?: (info: ResponseInfo) => void;
 }
 
-
 export function newRetryKey(): string {
   return crypto.randomUUID();
 }
@@ -43,10 +42,14 @@ function waitMs(response: Response, attempt: number, maxWaitMs: number): number 
 function wait(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }
 
@@ -62,7 +65,13 @@ export function agoraFetch(options: TransportOptions): (input: Request) => Promi
     const request = new Request(input, { headers });
     for (let attempt = 1; ; attempt++) {
       const response = await send(request.clone());
-      options.onResponse?.({ method: request.method, url: request.url, status: response.status, attempt, rateLimit: parseRateLimit(response.headers) });
+      options.onResponse?.({
+        method: request.method,
+        url: request.url,
+        status: response.status,
+        attempt,
+        rateLimit: parseRateLimit(response.headers),
+      });
       if (!retried.has(response.status) || attempt >= maxAttempts) return response;
       await response.body?.cancel();
       await wait(waitMs(response, attempt, maxWaitMs), request.signal);

@@ -57,25 +57,35 @@ class Witness {
 }
 
 async function checkKeys(w: Witness): Promise<void> {
-  for (const [fingerprint, key] of Object.entries(w.file.keys)) w.check((await keyFingerprint(key)) === fingerprint, `key ${fingerprint}: the public key does not hash to its fingerprint`);
+  for (const [fingerprint, key] of Object.entries(w.file.keys))
+    w.check((await keyFingerprint(key)) === fingerprint, `key ${fingerprint}: the public key does not hash to its fingerprint`);
 }
 
 async function checkEvents(w: Witness): Promise<Hash[]> {
   const leaves: Hash[] = [];
   for (const [index, event] of w.file.events.entries()) {
     const leaf = await leafHash(eventLeaf(event));
-    w.check(event.leafIndex === index, `event ${event.eventId}: leafIndex ${event.leafIndex}, expected ${index} (the leaves are not gapless)`);
+    w.check(
+      event.leafIndex === index,
+      `event ${event.eventId}: leafIndex ${event.leafIndex}, expected ${index} (the leaves are not gapless)`,
+    );
     w.check(event.leafHash === toBase64(leaf), `event ${event.eventId}: its leafHash differs from the leaf recomputed from its fields`);
     w.check(event.projectSlug === w.file.projectSlug, `event ${event.eventId}: belongs to ${event.projectSlug}, not ${w.file.projectSlug}`);
     leaves.push(leaf);
   }
   const ids = w.file.events.map((e) => e.eventId);
-  for (let i = 1; i < ids.length; i++) w.check(/^\d+$/.test(ids[i]!) && BigInt(ids[i]!) > BigInt(ids[i - 1]!), `event ${ids[i]}: ids not increasing`);
+  for (let i = 1; i < ids.length; i++)
+    w.check(/^\d+$/.test(ids[i]!) && BigInt(ids[i]!) > BigInt(ids[i - 1]!), `event ${ids[i]}: ids not increasing`);
   return leaves;
 }
 
 /** A forum-signed-action/v1: the envelope names the payload's digest and is signed by the key its fingerprint names. */
-async function checkSigned(w: Witness, label: string, record: { payload: string; envelope: string; signature: string; fingerprint: string }, action: string): Promise<{ payload: Json; envelope: Json } | null> {
+async function checkSigned(
+  w: Witness,
+  label: string,
+  record: { payload: string; envelope: string; signature: string; fingerprint: string },
+  action: string,
+): Promise<{ payload: Json; envelope: Json } | null> {
   const payloadText = fromUtf8(fromBase64url(record.payload));
   const payload = parseObject(payloadText);
   const envelope = parseObject(fromUtf8(fromBase64url(record.envelope)));
@@ -84,26 +94,53 @@ async function checkSigned(w: Witness, label: string, record: { payload: string;
   w.check(key !== undefined && envelope!.fingerprint === record.fingerprint, `${label}: signed by a key the export does not hold`);
   w.check(envelope!.version === 'forum-signed-action/v1' && envelope!.action === action, `${label}: not a ${action} envelope`);
   w.check(envelope!.payloadSha256 === toBase64url(await sha256(payloadText)), `${label}: payload digest does not match the envelope`);
-  w.check(await verifyMessage(key ?? '', fromUtf8(fromBase64url(record.envelope)), record.signature), `${label}: Ed25519 signature does not verify`);
+  w.check(
+    await verifyMessage(key ?? '', fromUtf8(fromBase64url(record.envelope)), record.signature),
+    `${label}: Ed25519 signature does not verify`,
+  );
   return { payload: payload!, envelope: envelope! };
 }
 
 async function checkCheckpoint(w: Witness, c: ServedCheckpoint, leaves: Hash[]): Promise<Json | null> {
   const id = `checkpoint ${c.checkpointId}`;
   w.check(c.signerPublicKey === w.file.keys[c.signerFingerprint], `${id}: its signer key differs from the key of its fingerprint`);
-  const signed = await checkSigned(w, id, { payload: c.payload ?? '', envelope: c.envelope ?? '', signature: c.signature ?? '', fingerprint: c.signerFingerprint }, 'checkpoint.publish');
+  const signed = await checkSigned(
+    w,
+    id,
+    { payload: c.payload ?? '', envelope: c.envelope ?? '', signature: c.signature ?? '', fingerprint: c.signerFingerprint },
+    'checkpoint.publish',
+  );
   if (!signed) return null;
   const { payload } = signed;
-  const same = (['treeSize', 'rootHash', 'firstEventId', 'lastEventId', 'sequence', 'projectSlug'] as const).every((k) => payload[k] === c[k]);
+  const same = (['treeSize', 'rootHash', 'firstEventId', 'lastEventId', 'sequence', 'projectSlug'] as const).every(
+    (k) => payload[k] === c[k],
+  );
   w.check(same, `${id}: listed fields differ from the signed payload`);
   const size = c.treeSize;
-  if (!w.check(Number.isInteger(size) && size >= 1 && size <= leaves.length, `${id}: treeSize ${size} outside the ledger (${leaves.length} events)`)) return payload;
-  w.check(payload.rootHash === toBase64(await rootHash(leaves.slice(0, size))), `${id}: signed root differs from the root of the first ${size} events`);
-  w.check(payload.firstEventId === w.file.events[0]?.eventId && payload.lastEventId === w.file.events[size - 1]?.eventId, `${id}: event range differs from the ledger`);
+  if (
+    !w.check(
+      Number.isInteger(size) && size >= 1 && size <= leaves.length,
+      `${id}: treeSize ${size} outside the ledger (${leaves.length} events)`,
+    )
+  )
+    return payload;
+  w.check(
+    payload.rootHash === toBase64(await rootHash(leaves.slice(0, size))),
+    `${id}: signed root differs from the root of the first ${size} events`,
+  );
+  w.check(
+    payload.firstEventId === w.file.events[0]?.eventId && payload.lastEventId === w.file.events[size - 1]?.eventId,
+    `${id}: event range differs from the ledger`,
+  );
   const origin = `agora/${w.file.projectSlug}`;
-  w.check(payload.origin === origin && payload.note === `${origin}\n${size}\n${String(payload.rootHash)}\n`, `${id}: C2SP note does not restate origin, size and root`);
+  w.check(
+    payload.origin === origin && payload.note === `${origin}\n${size}\n${String(payload.rootHash)}\n`,
+    `${id}: C2SP note does not restate origin, size and root`,
+  );
   const proof = w.file.proofs.inclusion.find((p) => p.eventId === c.lastEventId && p.treeSize === size);
-  const included = proof !== undefined && (await verifyInclusion(leaves[size - 1]!, size - 1, size, proof.auditPath.map(decodeHash), decodeHash(c.rootHash)));
+  const included =
+    proof !== undefined &&
+    (await verifyInclusion(leaves[size - 1]!, size - 1, size, proof.auditPath.map(decodeHash), decodeHash(c.rootHash)));
   w.check(included, `${id}: inclusion proof of event ${c.lastEventId} in its tree fails`);
   return payload;
 }
@@ -120,11 +157,23 @@ async function checkChains(w: Witness, payloads: Map<string, Json>): Promise<num
         w.check(link === null && c.predecessorId === null, `chain ${fingerprint}: first checkpoint ${c.checkpointId} names a predecessor`);
         continue;
       }
-      const linked = link?.checkpointId === prev.checkpointId && link.treeSize === prev.treeSize && link.rootHash === prev.rootHash && c.predecessorId === prev.checkpointId;
+      const linked =
+        link?.checkpointId === prev.checkpointId &&
+        link.treeSize === prev.treeSize &&
+        link.rootHash === prev.rootHash &&
+        c.predecessorId === prev.checkpointId;
       w.check(linked, `chain ${fingerprint}: ${c.checkpointId} does not link to ${prev.checkpointId}`);
       if (!w.check(c.treeSize >= prev.treeSize, `chain ${fingerprint}: ${c.checkpointId} shrinks the tree`)) continue;
       const proof = w.file.proofs.consistency.find((p) => p.first === prev.treeSize && p.second === c.treeSize);
-      const consistent = proof !== undefined && (await verifyConsistency(prev.treeSize, c.treeSize, decodeHash(prev.rootHash), decodeHash(c.rootHash), proof.consistencyPath.map(decodeHash)));
+      const consistent =
+        proof !== undefined &&
+        (await verifyConsistency(
+          prev.treeSize,
+          c.treeSize,
+          decodeHash(prev.rootHash),
+          decodeHash(c.rootHash),
+          proof.consistencyPath.map(decodeHash),
+        ));
       w.check(consistent, `chain ${fingerprint}: consistency proof ${prev.treeSize} -> ${c.treeSize} fails`);
     }
   }
@@ -135,9 +184,16 @@ async function checkProfile(w: Witness, p: ServedProfile): Promise<void> {
   const id = `profile revision ${p.revisionId}`;
   const fingerprint = p.fingerprint ?? '';
   w.check(p.signingKey === w.file.keys[fingerprint], `${id}: its signing key differs from the key of its fingerprint`);
-  const signed = await checkSigned(w, id, { payload: p.payload ?? '', envelope: p.envelope ?? '', signature: p.signature ?? '', fingerprint }, 'profile.publish');
+  const signed = await checkSigned(
+    w,
+    id,
+    { payload: p.payload ?? '', envelope: p.envelope ?? '', signature: p.signature ?? '', fingerprint },
+    'profile.publish',
+  );
   if (!signed) return;
-  const same = signed.envelope.agentId === p.agentId && (['agentId', 'handle', 'sequence', 'displayName', 'bio'] as const).every((k) => (signed.payload[k] ?? null) === (p[k] ?? null));
+  const same =
+    signed.envelope.agentId === p.agentId &&
+    (['agentId', 'handle', 'sequence', 'displayName', 'bio'] as const).every((k) => (signed.payload[k] ?? null) === (p[k] ?? null));
   w.check(same, `${id}: listed fields differ from the signed payload`);
 }
 
@@ -156,10 +212,22 @@ export async function verifyExport(file: LedgerExport): Promise<ProjectVerificat
   }
   const chains = await checkChains(w, payloads);
   for (const p of file.profiles) await checkProfile(w, p);
-  return { projectSlug: file.projectSlug, events: file.events.length, rootHash: toBase64(await rootHash(leaves)), checkpoints: file.checkpoints.length, chains, profiles: file.profiles.length, failures: w.failures };
+  return {
+    projectSlug: file.projectSlug,
+    events: file.events.length,
+    rootHash: toBase64(await rootHash(leaves)),
+    checkpoints: file.checkpoints.length,
+    chains,
+    profiles: file.profiles.length,
+    failures: w.failures,
+  };
 }
 
 /** Verifies a live service's project: downloads its export, then checks it as offline. */
-export async function verifyProject(baseUrl: string, projectSlug: string, send: typeof fetch = globalThis.fetch): Promise<ProjectVerification> {
+export async function verifyProject(
+  baseUrl: string,
+  projectSlug: string,
+  send: typeof fetch = globalThis.fetch,
+): Promise<ProjectVerification> {
   return verifyExport(await exportLedger(baseUrl, projectSlug, send));
 }

@@ -10,7 +10,12 @@ export interface SignalChange {
   contestReceived?: number;
 }
 
-const columns = { postCount: 'post_count', votesCast: 'votes_cast', supportReceived: 'support_received', contestReceived: 'contest_received' } as const;
+const columns = {
+  postCount: 'post_count',
+  votesCast: 'votes_cast',
+  supportReceived: 'support_received',
+  contestReceived: 'contest_received',
+} as const;
 
 /**
  * Adds to agents' reputation counters with in-place SQL increments: commands
@@ -42,7 +47,13 @@ export async function adjustSignals(em: EntityManager, changes: SignalChange[]):
 function sumSignals(changes: SignalChange[]): SignalChange[] {
   const byAgent = new Map<string, Required<SignalChange>>();
   for (const change of changes) {
-    const sum = byAgent.get(change.agentId) ?? { agentId: change.agentId, postCount: 0, votesCast: 0, supportReceived: 0, contestReceived: 0 };
+    const sum = byAgent.get(change.agentId) ?? {
+      agentId: change.agentId,
+      postCount: 0,
+      votesCast: 0,
+      supportReceived: 0,
+      contestReceived: 0,
+    };
     sum.postCount += change.postCount ?? 0;
     sum.votesCast += change.votesCast ?? 0;
     sum.supportReceived += change.supportReceived ?? 0;

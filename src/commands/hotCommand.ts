@@ -70,12 +70,19 @@ export interface Fold {
 }
 
 /** decide and evolve over a run of commands of one type, in order; then the run's writes, its agents' counters with them. */
-export function fold<P, State, Change>(em: EntityManager, hot: HotCommand<P, State, Change>, commands: Command[], rows: LoadedRows, now: Date): Fold {
+export function fold<P, State, Change>(
+  em: EntityManager,
+  hot: HotCommand<P, State, Change>,
+  commands: Command[],
+  rows: LoadedRows,
+  now: Date,
+): Fold {
   const state = hot.load(em, rows);
   const signals: SignalChange[] = [];
   const decisions = commands.map((command): Decision => {
     const decided = hot.decide(state, command, now);
-    if (decided.kind === 'refused') return { command, result: refusalResult(decided.error), outcome: 'refused', events: [], touched: [], error: decided.error };
+    if (decided.kind === 'refused')
+      return { command, result: refusalResult(decided.error), outcome: 'refused', events: [], touched: [], error: decided.error };
     if (decided.change !== null) hot.evolve(state, decided.change);
     signals.push(...decided.signals);
     return { command, result: { status: 200, body: decided.body }, outcome: 'applied', events: decided.events, touched: decided.touched };

@@ -32,7 +32,14 @@ export interface AcceptedSubmission<T> {
  * so nothing in it is trusted until checked here and by the caller), and the
  * nonce, spent in the command's transaction so a refusal later rolls it back.
  */
-export async function acceptSignedAction<T>(em: EntityManager, action: string, agent: Agent, submission: SignedSubmission, schema: Joi.ObjectSchema<T>, now: Date): Promise<AcceptedSubmission<T>> {
+export async function acceptSignedAction<T>(
+  em: EntityManager,
+  action: string,
+  agent: Agent,
+  submission: SignedSubmission,
+  schema: Joi.ObjectSchema<T>,
+  now: Date,
+): Promise<AcceptedSubmission<T>> {
   const { payload, envelope } = await verifySignedAction(action, signerOf(agent), submission, now);
   const { value, error } = schema.validate(payload, { convert: false, abortEarly: false, allowUnknown: false });
   if (error) {
@@ -47,7 +54,9 @@ export async function acceptSignedAction<T>(em: EntityManager, action: string, a
 
 /** The signed payload names another agent than the caller: the signature is genuine but not for this submission. */
 export function bindingMismatch(what: string): ApiError {
-  return new ApiError('invalid_request', `the signed payload does not bind ${what}`, [{ field: 'payload', issue: `does not bind ${what}` }]);
+  return new ApiError('invalid_request', `the signed payload does not bind ${what}`, [
+    { field: 'payload', issue: `does not bind ${what}` },
+  ]);
 }
 
 /** Keeps a prepared message under its nonce until it expires (db/retention.ts prunes it after). */
@@ -67,8 +76,19 @@ export async function rememberPrepared(em: EntityManager, action: string, agentI
  * that names no live preparation of this agent (unknown, another agent's,
  * expired and pruned) is 404 alike.
  */
-export async function preparedByNonce(em: EntityManager, action: string, agentId: string, nonce: string): Promise<{ payload: string; envelope: string }> {
-  const [row] = await em.execute<{ payload: string; envelope: string }[]>('select payload, envelope from prepared_action where nonce = ? and action = ? and agent_id = ?', [nonce, action, agentId]);
-  if (!row) throw new ApiError('not_found', 'no prepared attestation of yours has this nonce; prepare again', [{ field: 'nonce', issue: 'unknown' }]);
+export async function preparedByNonce(
+  em: EntityManager,
+  action: string,
+  agentId: string,
+  nonce: string,
+): Promise<{ payload: string; envelope: string }> {
+  const [row] = await em.execute<{ payload: string; envelope: string }[]>(
+    'select payload, envelope from prepared_action where nonce = ? and action = ? and agent_id = ?',
+    [nonce, action, agentId],
+  );
+  if (!row)
+    throw new ApiError('not_found', 'no prepared attestation of yours has this nonce; prepare again', [
+      { field: 'nonce', issue: 'unknown' },
+    ]);
   return row;
 }

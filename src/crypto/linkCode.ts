@@ -17,17 +17,25 @@ export interface AccountCodeClaims {
 
 const accountIdPattern = /^[\x21-\x7e]{1,128}$/;
 const accountIdRule = Joi.string().pattern(accountIdPattern).required();
-const nonceRule = Joi.string().pattern(/^[A-Za-z0-9_-]{8,64}$/).required();
+const nonceRule = Joi.string()
+  .pattern(/^[A-Za-z0-9_-]{8,64}$/)
+  .required();
 const expRule = Joi.number().integer().min(0).required();
 
 const linkClaims = Joi.object<AccountCodeClaims>({ accountId: accountIdRule, nonce: nonceRule, exp: expRule });
-const revocationClaims = Joi.object<AccountCodeClaims & { action: 'revoke' }>({ action: Joi.string().valid('revoke').required(), accountId: accountIdRule, nonce: nonceRule, exp: expRule });
+const revocationClaims = Joi.object<AccountCodeClaims & { action: 'revoke' }>({
+  action: Joi.string().valid('revoke').required(),
+  accountId: accountIdRule,
+  nonce: nonceRule,
+  exp: expRule,
+});
 
 // Unpadded base64url is the format; padding is tolerated because the MAC covers the text as sent.
 const partPattern = /^[A-Za-z0-9_-]+={0,2}$/;
 
 function openCode(secret: string, field: string, code: string, schema: Joi.ObjectSchema, now: Date): AccountCodeClaims {
-  const invalid = (issue: string) => new ApiError('invalid_request', `${field} is not a valid code from the accounts service`, [{ field, issue }]);
+  const invalid = (issue: string) =>
+    new ApiError('invalid_request', `${field} is not a valid code from the accounts service`, [{ field, issue }]);
   const parts = code.split('.');
   const [body, mac] = parts;
   if (parts.length !== 2 || !body || !mac || !partPattern.test(body) || !partPattern.test(mac)) throw invalid('malformed');
@@ -43,7 +51,8 @@ function openCode(secret: string, field: string, code: string, schema: Joi.Objec
   const { value, error } = schema.validate(claims, { convert: false, allowUnknown: false });
   if (error) throw invalid(`claims: ${error.message.replace(/"/g, '')}`);
   const verified = value as AccountCodeClaims;
-  if (verified.exp * 1000 <= now.getTime()) throw new ApiError('challenge_expired', `${field} has expired; ask the accounts service for a new one`);
+  if (verified.exp * 1000 <= now.getTime())
+    throw new ApiError('challenge_expired', `${field} has expired; ask the accounts service for a new one`);
   return verified;
 }
 

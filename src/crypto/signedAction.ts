@@ -46,7 +46,13 @@ function canonicalJson(value: unknown): string {
   return text;
 }
 
-export function prepareSignedAction(action: string, signer: Signer, payload: Record<string, unknown>, now: Date, options: { nonce?: string; ttlMs?: number } = {}): PreparedSignedAction {
+export function prepareSignedAction(
+  action: string,
+  signer: Signer,
+  payload: Record<string, unknown>,
+  now: Date,
+  options: { nonce?: string; ttlMs?: number } = {},
+): PreparedSignedAction {
   const payloadText = canonicalJson(payload);
   const nonce = options.nonce ?? randomBytes(16).toString('base64url');
   const expiresAt = new Date(now.getTime() + (options.ttlMs ?? DEFAULT_TTL_MS)).toISOString();
@@ -61,12 +67,19 @@ export function prepareSignedAction(action: string, signer: Signer, payload: Rec
     expiresAt,
   };
   const message = canonicalJson(envelope);
-  return { payload: toBase64url(Buffer.from(payloadText, 'utf8')), envelope: toBase64url(Buffer.from(message, 'utf8')), message, expiresAt, nonce };
+  return {
+    payload: toBase64url(Buffer.from(payloadText, 'utf8')),
+    envelope: toBase64url(Buffer.from(message, 'utf8')),
+    message,
+    expiresAt,
+    nonce,
+  };
 }
 
 function decodeCanonical(field: string, text: string): Record<string, unknown> {
   const bytes = fromBase64url(text);
-  const invalid = () => new ApiError('invalid_request', `${field} is not unpadded base64url of canonical JSON`, [{ field, issue: 'invalid' }]);
+  const invalid = () =>
+    new ApiError('invalid_request', `${field} is not unpadded base64url of canonical JSON`, [{ field, issue: 'invalid' }]);
   if (!bytes) throw invalid();
   const decoded = Buffer.from(bytes).toString('utf8');
   let value: unknown;
@@ -93,23 +106,35 @@ export interface SignedSubmission {
  * Tampering, a foreign agent or an expired envelope: 400; a signature that the
  * active key did not make (including one made with a rotated-out key): 401.
  */
-export async function verifySignedAction(action: string, signer: Signer, submission: SignedSubmission, now: Date): Promise<{ payload: Record<string, unknown>; envelope: SignedActionEnvelope }> {
+export async function verifySignedAction(
+  action: string,
+  signer: Signer,
+  submission: SignedSubmission,
+  now: Date,
+): Promise<{ payload: Record<string, unknown>; envelope: SignedActionEnvelope }> {
   const payload = decodeCanonical('payload', submission.payload);
   const envelope = decodeCanonical('envelope', submission.envelope) as unknown as SignedActionEnvelope;
   if (envelope.version !== SIGNED_ACTION_VERSION || envelope.action !== action || envelope.agentId !== signer.id) {
     throw new ApiError('stale_envelope', `the envelope is not a ${SIGNED_ACTION_VERSION} ${action} envelope for this agent`);
   }
-  if (typeof envelope.expiresAt !== 'string' || !(Date.parse(envelope.expiresAt) > now.getTime())) throw new ApiError('stale_envelope', 'the envelope has expired; prepare again');
+  if (typeof envelope.expiresAt !== 'string' || !(Date.parse(envelope.expiresAt) > now.getTime()))
+    throw new ApiError('stale_envelope', 'the envelope has expired; prepare again');
   // Spent nonces are pruned after the retention window, so no envelope may stay valid longer than that.
   if (Date.parse(envelope.expiresAt) - now.getTime() > RETENTION_MS) {
-    throw new ApiError('stale_envelope', 'the envelope expires more than 24 hours from now; prepare again', [{ field: 'envelope', issue: 'expiresAt too far ahead' }]);
+    throw new ApiError('stale_envelope', 'the envelope expires more than 24 hours from now; prepare again', [
+      { field: 'envelope', issue: 'expiresAt too far ahead' },
+    ]);
   }
   // The agent can sign an envelope of its own making; a nonce the used_nonce column cannot hold must be a 400, not a database error.
   if (typeof envelope.nonce !== 'string' || !/^[A-Za-z0-9_-]{8,128}$/.test(envelope.nonce)) {
-    throw new ApiError('invalid_request', 'the envelope nonce must be 8-128 URL-safe characters', [{ field: 'envelope', issue: 'invalid nonce' }]);
+    throw new ApiError('invalid_request', 'the envelope nonce must be 8-128 URL-safe characters', [
+      { field: 'envelope', issue: 'invalid nonce' },
+    ]);
   }
   if (envelope.payloadSha256 !== toBase64url(sha256(canonicalJson(payload)))) {
-    throw new ApiError('invalid_request', 'the payload does not match the envelope digest', [{ field: 'payload', issue: 'digest mismatch' }]);
+    throw new ApiError('invalid_request', 'the payload does not match the envelope digest', [
+      { field: 'payload', issue: 'digest mismatch' },
+    ]);
   }
   const message = Buffer.from(fromBase64url(submission.envelope) ?? new Uint8Array()).toString('utf8');
   if (envelope.fingerprint !== signer.fingerprint || !(await verifySignature(signer.publicKey, message, submission.signature))) {
@@ -120,6 +145,9 @@ export async function verifySignedAction(action: string, signer: Signer, submiss
 
 /** Records a nonce as spent; a second use of the same nonce is a replay (409 conflict). */
 export async function spendNonce(em: EntityManager, nonce: string, action: string, now: Date): Promise<void> {
-  const rows = await em.execute<{ nonce: string }[]>('insert into used_nonce (nonce, action, used_at) values (?, ?, ?) on conflict do nothing returning nonce', [nonce, action, now]);
+  const rows = await em.execute<{ nonce: string }[]>(
+    'insert into used_nonce (nonce, action, used_at) values (?, ?, ?) on conflict do nothing returning nonce',
+    [nonce, action, now],
+  );
   if (rows.length === 0) throw new ApiError('conflict', 'this signed envelope was already used (nonce replay)');
 }

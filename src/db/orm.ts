@@ -59,7 +59,10 @@ export async function openOrm(databaseUrl: string, options: { poolMax?: number; 
     // Passed to pg's Pool (and so to each client) through MikroORM's driverOptions. Pipelining changes nothing
     // for the unit of work, which waits for each answer before it sends the next statement; it lets a
     // transaction of src/db/postgres.ts send several statements before waiting once.
-    driverOptions: { pipeline: true, ...(timeouts ? { connectionTimeoutMillis: timeouts.connectMs, query_timeout: timeouts.queryMs } : {}) },
+    driverOptions: {
+      pipeline: true,
+      ...(timeouts ? { connectionTimeoutMillis: timeouts.connectMs, query_timeout: timeouts.queryMs } : {}),
+    },
     entities,
     extensions: [Migrator],
     // Migrations are listed explicitly so that no file-system discovery depends on the working directory.

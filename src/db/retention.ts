@@ -11,7 +11,12 @@ export const RETENTION_MS = 24 * 60 * 60 * 1000;
 /** Rows deleted per statement, so pruning never holds long locks on a busy table. */
 const CHUNK = 5000;
 
-async function deleteOlderThan(em: EntityManager, table: 'processed_command' | 'used_nonce' | 'prepared_action', column: 'created_at' | 'used_at' | 'expires_at', cutoff: Date): Promise<number> {
+async function deleteOlderThan(
+  em: EntityManager,
+  table: 'processed_command' | 'used_nonce' | 'prepared_action',
+  column: 'created_at' | 'used_at' | 'expires_at',
+  cutoff: Date,
+): Promise<number> {
   let total = 0;
   for (;;) {
     const deleted = await em.execute<{ n: number }[]>(
@@ -25,7 +30,10 @@ async function deleteOlderThan(em: EntityManager, table: 'processed_command' | '
 }
 
 /** Deletes command results and spent nonces older than the retry window, and prepared actions whose envelope expired, as of `now`. */
-export async function pruneExpired(em: EntityManager, now: Date): Promise<{ processedCommands: number; usedNonces: number; preparedActions: number }> {
+export async function pruneExpired(
+  em: EntityManager,
+  now: Date,
+): Promise<{ processedCommands: number; usedNonces: number; preparedActions: number }> {
   const cutoff = new Date(now.getTime() - RETENTION_MS);
   return {
     processedCommands: await deleteOlderThan(em, 'processed_command', 'created_at', cutoff),

@@ -21,7 +21,9 @@ function mappingOf<T extends object>(em: EntityManager, entity: EntityName<T>): 
   if (!mapping) {
     mapping = {
       columns: meta.props.filter((prop) => prop.fieldNames?.length === 1).map((prop) => [prop.name, prop.fieldNames[0] as string] as const),
-      numbers: meta.props.filter((prop) => prop.runtimeType === 'number' && prop.columnTypes.some((type) => type === 'bigint' || type.startsWith('numeric'))).map((prop) => prop.name),
+      numbers: meta.props
+        .filter((prop) => prop.runtimeType === 'number' && prop.columnTypes.some((type) => type === 'bigint' || type.startsWith('numeric')))
+        .map((prop) => prop.name),
       dates: meta.props.filter((prop) => prop.runtimeType === 'Date').map((prop) => prop.name),
     };
     mappings.set(meta.className, mapping);
@@ -61,7 +63,10 @@ export async function findRows<T extends object>(
 export async function rowsOf<T extends object>(em: EntityManager, entity: EntityName<T>, select: Statement): Promise<T[]> {
   const mapping = mappingOf(em, entity);
   const rows = await run(em, select);
-  return withTypes(mapping, rows.map((row) => Object.fromEntries(mapping.columns.map(([property, column]) => [property, row[column]]))));
+  return withTypes(
+    mapping,
+    rows.map((row) => Object.fromEntries(mapping.columns.map(([property, column]) => [property, row[column]]))),
+  );
 }
 
 /**

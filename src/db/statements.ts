@@ -37,12 +37,18 @@ export function distinct(values: readonly string[]): string[] {
 export function combinedRead(reads: Record<string, Statement>): Statement {
   const names = Object.keys(reads);
   const columns = names.map((name, i) => `coalesce((select json_agg(r${i}) from (${reads[name]!.sql}) r${i}), '[]'::json) as c${i}`);
-  return statement(`select ${columns.join(', ')}`, names.flatMap((name) => reads[name]!.params));
+  return statement(
+    `select ${columns.join(', ')}`,
+    names.flatMap((name) => reads[name]!.params),
+  );
 }
 
 /** combinedRead's row taken apart: each read's rows under its name. */
 export function splitRead<K extends string>(reads: Record<K, Statement>, row: Record<string, unknown> | undefined): Record<K, unknown[]> {
-  return Object.fromEntries(Object.keys(reads).map((name, i) => [name, (row?.[`c${i}`] as unknown[] | undefined) ?? []])) as Record<K, unknown[]>;
+  return Object.fromEntries(Object.keys(reads).map((name, i) => [name, (row?.[`c${i}`] as unknown[] | undefined) ?? []])) as Record<
+    K,
+    unknown[]
+  >;
 }
 
 /**
@@ -63,7 +69,10 @@ export async function readTogether<K extends string>(em: EntityManager, reads: R
 export function combinedWrite(writes: Statement[]): Statement {
   if (writes.length === 1) return writes[0] as Statement;
   const clauses = writes.map((w, i) => `w${i} as (${w.sql})`);
-  return statement(`with ${clauses.join(', ')} select 1`, writes.flatMap((w) => w.params));
+  return statement(
+    `with ${clauses.join(', ')} select 1`,
+    writes.flatMap((w) => w.params),
+  );
 }
 
 /** Independent writes in one round trip (combinedWrite). */
@@ -110,7 +119,9 @@ export function insertRows<T extends object>(em: EntityManager, entity: EntityNa
     return record;
   });
   const columns = [...new Set(json.flatMap((r) => Object.keys(r)))].map((c) => `"${c}"`).join(', ');
-  return statement(`insert into "${table}" (${columns}) select ${columns} from json_populate_recordset(null::"${table}", ?::json)`, [JSON.stringify(json)]);
+  return statement(`insert into "${table}" (${columns}) select ${columns} from json_populate_recordset(null::"${table}", ?::json)`, [
+    JSON.stringify(json),
+  ]);
 }
 
 /**

@@ -32,7 +32,12 @@ export const expiresAtRule = Joi.string()
 export function attestationExpiry(expiresAt: string | null | undefined, now: Date): string | null {
   if (expiresAt === undefined || expiresAt === null) return null;
   const at = Date.parse(expiresAt);
-  const problem = at <= now.getTime() ? 'is in the past' : at > now.getTime() + ATTESTATION_MAX_DAYS * DAY_MS ? `is more than ${ATTESTATION_MAX_DAYS} days ahead` : null;
+  const problem =
+    at <= now.getTime()
+      ? 'is in the past'
+      : at > now.getTime() + ATTESTATION_MAX_DAYS * DAY_MS
+        ? `is more than ${ATTESTATION_MAX_DAYS} days ahead`
+        : null;
   if (problem) throw new ApiError('invalid_request', `expiresAt ${problem}`, [{ field: 'expiresAt', issue: problem }]);
   return new Date(at).toISOString();
 }

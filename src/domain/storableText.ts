@@ -9,7 +9,8 @@ export function unstorableTextFields(value: unknown, path = ''): string[] {
   const at = (key: string) => (path ? `${path}.${key}` : key);
   if (typeof value === 'string') return value.includes('\u0000') || !value.isWellFormed() ? [path] : [];
   if (Array.isArray(value)) return value.flatMap((item, index) => unstorableTextFields(item, at(String(index))));
-  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([key, item]) => unstorableTextFields(key, at(key)).concat(unstorableTextFields(item, at(key))));
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value).flatMap(([key, item]) => unstorableTextFields(key, at(key)).concat(unstorableTextFields(item, at(key))));
   return [];
 }
 

@@ -22,4 +22,28 @@ import { Project } from './project.ts';
 import { Topic } from './topic.ts';
 import { Vote } from './vote.ts';
 
-export const entities = [Agent, IdentityChallenge, AccessToken, Project, Membership, Topic, Follow, ProcessedCommand, OutboxEvent, Post, Vote, Flag, ModerationAction, Appeal, ProfileRevision, Attestation, AccountLink, LedgerEvent, Checkpoint, RelayCase, RelayUpdate, Proposal, ReviewCase];
+export const entities = [
+  Agent,
+  IdentityChallenge,
+  AccessToken,
+  Project,
+  Membership,
+  Topic,
+  Follow,
+  ProcessedCommand,
+  OutboxEvent,
+  Post,
+  Vote,
+  Flag,
+  ModerationAction,
+  Appeal,
+  ProfileRevision,
+  Attestation,
+  AccountLink,
+  LedgerEvent,
+  Checkpoint,
+  RelayCase,
+  RelayUpdate,
+  Proposal,
+  ReviewCase,
+];

@@ -2,7 +2,14 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import type { Role } from './membership.ts';
 import type { ReviewMode } from './topic.ts';
 
-export const proposalKinds = ['project.update', 'topic.create', 'topic.update', 'topic.review-mode', 'membership.add', 'membership.remove'] as const;
+export const proposalKinds = [
+  'project.update',
+  'topic.create',
+  'topic.update',
+  'topic.review-mode',
+  'membership.add',
+  'membership.remove',
+] as const;
 export type ProposalKind = (typeof proposalKinds)[number];
 
 export const proposalStatuses = ['open', 'applying', 'applied', 'returned', 'failed'] as const;

@@ -48,7 +48,12 @@ interface CredentialRow {
 }
 
 /** A cache miss: the live token and its agent in one query, then into the cache for the next requests. */
-async function lookUp(db: () => EntityManager, { credentials, etags }: AuthStores, tokenHash: string, now: Date): Promise<CachedCredential> {
+async function lookUp(
+  db: () => EntityManager,
+  { credentials, etags }: AuthStores,
+  tokenHash: string,
+  now: Date,
+): Promise<CachedCredential> {
   const em = db();
   const [row] = await em.execute<CredentialRow[]>(
     `select t.id as token_id, t.last_used_at as token_last_used_at, a.id, a.handle, a.fingerprint, a.created_at,
@@ -87,7 +92,12 @@ async function lookUp(db: () => EntityManager, { credentials, etags }: AuthStore
  * query parameter on GET only (it can end up in logs). No credential: null.
  * A credential that does not match a live token: 401 invalid_token.
  */
-export async function authenticate(request: Request, db: () => EntityManager, stores: AuthStores, now: Date): Promise<Authenticated | null> {
+export async function authenticate(
+  request: Request,
+  db: () => EntityManager,
+  stores: AuthStores,
+  now: Date,
+): Promise<Authenticated | null> {
   const header = headerValue(request, 'authorization');
   const query = request.query as Record<string, unknown>;
   let secret: string | null = null;
@@ -96,7 +106,8 @@ export async function authenticate(request: Request, db: () => EntityManager, st
     if (!match?.[1]) throw new ApiError('invalid_token', 'Authorization must be "Bearer <ACCESS_TOKEN>"');
     secret = match[1];
   } else if (typeof query.access_token === 'string' && query.access_token !== '') {
-    if (request.method !== 'get') throw new ApiError('unauthenticated', 'access_token is accepted on GET only; send Authorization: Bearer on POST');
+    if (request.method !== 'get')
+      throw new ApiError('unauthenticated', 'access_token is accepted on GET only; send Authorization: Bearer on POST');
     secret = query.access_token;
   }
   if (secret === null) return null;

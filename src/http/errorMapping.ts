@@ -31,7 +31,12 @@ function toApiError(error: BoomLike): ApiError {
 
 /** A dependency outage is the client's cue to come back, never a 500. */
 function unavailable(dependency: Dependency): ApiError {
-  return new ApiError('service_unavailable', `${dependency === 'postgres' ? 'the database' : 'the queue store'} is unreachable; retry shortly`, undefined, { 'Retry-After': '2' });
+  return new ApiError(
+    'service_unavailable',
+    `${dependency === 'postgres' ? 'the database' : 'the queue store'} is unreachable; retry shortly`,
+    undefined,
+    { 'Retry-After': '2' },
+  );
 }
 
 /**

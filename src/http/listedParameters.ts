@@ -35,7 +35,12 @@ const acceptedCache = new WeakMap<Joi.ObjectSchema, Set<string>>();
  * must not pass silently). `accepted` is the schema the target validates
  * with; `consumed` are the names the pipeline itself takes off the input.
  */
-export function withoutOtherActionsParameters(endpoint: EndpointSpec, input: Record<string, unknown>, accepted: Joi.ObjectSchema, consumed: readonly string[]): Record<string, unknown> {
+export function withoutOtherActionsParameters(
+  endpoint: EndpointSpec,
+  input: Record<string, unknown>,
+  accepted: Joi.ObjectSchema,
+  consumed: readonly string[],
+): Record<string, unknown> {
   let own = acceptedCache.get(accepted);
   if (!own) {
     own = new Set([...keysOf(accepted), ...consumed]);

@@ -37,7 +37,13 @@ function rateHeaders(rateClass: RateClass, decision: RateDecision): Record<strin
     'RateLimit-Limit': String(decision.limit),
     'RateLimit-Remaining': String(decision.remaining),
     'RateLimit-Reset': String(decision.resetSeconds),
-    ...rateLimitFields({ policy: rateClass, quota: decision.limit, windowSeconds: baseQuotas[rateClass].refillSeconds, remaining: decision.remaining, resetSeconds: decision.resetSeconds }),
+    ...rateLimitFields({
+      policy: rateClass,
+      quota: decision.limit,
+      windowSeconds: baseQuotas[rateClass].refillSeconds,
+      remaining: decision.remaining,
+      resetSeconds: decision.resetSeconds,
+    }),
   };
 }
 
@@ -46,7 +52,9 @@ function retryKeyOf(request: Request, input: Record<string, unknown>): string | 
   const key = request.method === 'post' && header !== undefined ? header : input.request_id;
   if (key === undefined) return null;
   if (typeof key !== 'string' || key.length === 0 || key.length > textLimits.retryKey || !/^[\x21-\x7e]+$/.test(key)) {
-    throw new ApiError('invalid_request', 'the retry key must be 1-255 printable ASCII characters', [{ field: 'request_id', issue: 'invalid' }]);
+    throw new ApiError('invalid_request', 'the retry key must be 1-255 printable ASCII characters', [
+      { field: 'request_id', issue: 'invalid' },
+    ]);
   }
   return key;
 }
@@ -73,7 +81,14 @@ async function holderIsGone(ctx: ApiContext, holder: ClaimHolder | null): Promis
  * first attempt, or (null) take over an abandoned claim so the caller sends
  * the command again, under the same id, so it still applies once.
  */
-async function answerSeenKey(ctx: ApiContext, request: Request, h: ResponseToolkit, claim: RetryKeyClaim, commandId: string, outcome: Claim) {
+async function answerSeenKey(
+  ctx: ApiContext,
+  request: Request,
+  h: ResponseToolkit,
+  claim: RetryKeyClaim,
+  commandId: string,
+  outcome: Claim,
+) {
   ctx.metrics.idempotency.inc({ outcome: outcome.kind === 'replay' ? 'replayed' : outcome.kind });
   if (outcome.kind === 'replay') return reply(request, h, outcome.result, { 'Idempotency-Replayed': 'true' });
   if (outcome.kind === 'reused') throw new ApiError('idempotency_key_reused', 'this retry key was used with different parameters');
@@ -83,7 +98,9 @@ async function answerSeenKey(ctx: ApiContext, request: Request, h: ResponseToolk
     return reply(request, h, finished, { 'Idempotency-Replayed': 'true' });
   }
   if (!(await holderIsGone(ctx, outcome.holder))) {
-    throw new ApiError('idempotency_in_progress', 'the first request with this retry key is still running', undefined, { 'Retry-After': '1' });
+    throw new ApiError('idempotency_in_progress', 'the first request with this retry key is still running', undefined, {
+      'Retry-After': '1',
+    });
   }
   await ctx.idempotency.takeOver(claim.cacheKey, claim.fingerprint, commandId, ctx.dispatcher.replyChannel);
   return null;
@@ -109,7 +126,15 @@ interface Identity {
   claim: RetryKeyClaim | null;
 }
 
-function identify(ctx: ApiContext, request: Request, actionName: string, action: ActionSpec, params: Record<string, unknown>, input: Record<string, unknown>, auth: Authenticated | null): Identity {
+function identify(
+  ctx: ApiContext,
+  request: Request,
+  actionName: string,
+  action: ActionSpec,
+  params: Record<string, unknown>,
+  input: Record<string, unknown>,
+  auth: Authenticated | null,
+): Identity {
   const anonymous = `anon:${request.info.remoteAddress}`;
   const scope = auth ? auth.actor.agentId : anonymous;
   const retryKey = retryKeyOf(request, input);
@@ -122,7 +147,9 @@ function identify(ctx: ApiContext, request: Request, actionName: string, action:
     scope,
     bucket: ctx.keys.rateBucket(bucketOwner, action.rateClass),
     commandId,
-    claim: retryKey ? { cacheKey: ctx.keys.idempotency(scope, retryKey, bucketOwner), fingerprint, commandId, replyTo: ctx.dispatcher.replyChannel } : null,
+    claim: retryKey
+      ? { cacheKey: ctx.keys.idempotency(scope, retryKey, bucketOwner), fingerprint, commandId, replyTo: ctx.dispatcher.replyChannel }
+      : null,
   };
 }
 
@@ -131,7 +158,15 @@ function identify(ctx: ApiContext, request: Request, actionName: string, action:
  * decision (null for a re-dispatch, whose token the first attempt paid), or
  * the early answer to a key seen before.
  */
-async function admit(ctx: ApiContext, request: Request, h: ResponseToolkit, action: ActionSpec, identity: Identity, auth: Authenticated | null, now: Date) {
+async function admit(
+  ctx: ApiContext,
+  request: Request,
+  h: ResponseToolkit,
+  action: ActionSpec,
+  identity: Identity,
+  auth: Authenticated | null,
+  now: Date,
+) {
   const limit = quotaFor(action.rateClass, auth ? tierFor(auth.agent, now) : 'newcomer', ctx.settings);
   if (!identity.claim) return { decision: await ctx.admission.take(identity.bucket, limit) };
   const admitted = await ctx.admission.claimAndTake(identity.bucket, limit, identity.claim);
@@ -142,7 +177,10 @@ async function admit(ctx: ApiContext, request: Request, h: ResponseToolkit, acti
 
 function refuseOverLimit(ctx: ApiContext, action: ActionSpec, decision: RateDecision): ApiError {
   ctx.metrics.rateLimitRefusals.inc({ class: action.rateClass });
-  return new ApiError('rate_limited', `rate limit for ${action.rateClass} exceeded`, undefined, { ...rateHeaders(action.rateClass, decision), 'Retry-After': String(decision.retryAfterSeconds) });
+  return new ApiError('rate_limited', `rate limit for ${action.rateClass} exceeded`, undefined, {
+    ...rateHeaders(action.rateClass, decision),
+    'Retry-After': String(decision.retryAfterSeconds),
+  });
 }
 
 /** Enqueues the command and waits for its result; a key whose command never left is freed, one still running answers 503. */
@@ -155,9 +193,14 @@ async function dispatch(ctx: ApiContext, command: Command): Promise<CommandResul
     throw error;
   }
   if (!result) {
-    throw new ApiError('command_pending', 'the command is queued but not finished; retry with the same retry key to get its result', undefined, {
-      'Retry-After': '2',
-    });
+    throw new ApiError(
+      'command_pending',
+      'the command is queued but not finished; retry with the same retry key to get its result',
+      undefined,
+      {
+        'Retry-After': '2',
+      },
+    );
   }
   return result;
 }

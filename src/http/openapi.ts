@@ -49,7 +49,11 @@ function errorResponses(codes: readonly ErrorCode[]): Record<string, unknown> {
     out[String(status)] = {
       description: `${statusText[status] ?? 'Error'}: ${list.join(', ')}`,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
-      ...(status === 429 ? { headers: rateHeaders(true) } : status === 503 ? { headers: { 'Retry-After': { schema: { type: 'integer' } } } } : {}),
+      ...(status === 429
+        ? { headers: rateHeaders(true) }
+        : status === 503
+          ? { headers: { 'Retry-After': { schema: { type: 'integer' } } } }
+          : {}),
     };
   }
   return out;
@@ -66,8 +70,15 @@ function rateHeaders(withRetryAfter: boolean): Record<string, unknown> {
     'RateLimit-Limit': integer,
     'RateLimit-Remaining': integer,
     'RateLimit-Reset': integer,
-    'RateLimit-Policy': { description: 'IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill)', schema: { type: 'string' } },
-    RateLimit: { description: 'IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full)', schema: { type: 'string' } },
+    'RateLimit-Policy': {
+      description:
+        'IETF draft-ietf-httpapi-ratelimit-headers: the rate class as a policy, e.g. "post";q=30;w=600 (quota, seconds to refill)',
+      schema: { type: 'string' },
+    },
+    RateLimit: {
+      description: 'IETF draft-ietf-httpapi-ratelimit-headers: e.g. "post";r=29;t=20 (remaining, seconds until the bucket is full)',
+      schema: { type: 'string' },
+    },
   };
   if (withRetryAfter) headers['Retry-After'] = integer;
   return headers;
@@ -91,7 +102,9 @@ function success(byStatus: Map<number, Joi.Schema[]>, description: string, rate:
   const out: Record<string, unknown> = {};
   for (const [status, schemas] of [...byStatus].sort(([a], [b]) => a - b)) {
     // Two actions answering the same shape (update and set-review: a topic) are one alternative.
-    const variants = [...new Map(schemas.map((schema) => enveloped(jsonSchemaOf(schema), version)).map((v) => [JSON.stringify(v), v])).values()];
+    const variants = [
+      ...new Map(schemas.map((schema) => enveloped(jsonSchemaOf(schema), version)).map((v) => [JSON.stringify(v), v])).values(),
+    ];
     out[String(status)] = {
       description: `${statusText[status] ?? 'OK'}: ${description}`,
       content: { 'application/json': { schema: variants.length === 1 ? variants[0] : { anyOf: variants } } },
@@ -120,10 +133,17 @@ function queryParameters(endpoint: EndpointSpec): unknown[] {
     if (!endpoint.actions) for (const name of schema.required ?? []) required.add(name);
   }
   for (const action of Object.values(endpoint.actions ?? {})) {
-    for (const [name, prop] of Object.entries(jsonSchemaOf(actionSchema(action)).properties ?? {})) if (!properties.has(name)) properties.set(name, prop);
+    for (const [name, prop] of Object.entries(jsonSchemaOf(actionSchema(action)).properties ?? {}))
+      if (!properties.has(name)) properties.set(name, prop);
   }
   // A field only the mutations take says so, so a generated client (the SDK's MCP tools) can offer the read without it.
-  const params = [...properties].map(([name, schema]) => ({ name, in: 'query', required: required.has(name), ...(readNames.has(name) ? {} : actionOnly), schema }));
+  const params = [...properties].map(([name, schema]) => ({
+    name,
+    in: 'query',
+    required: required.has(name),
+    ...(readNames.has(name) ? {} : actionOnly),
+    schema,
+  }));
   if (endpoint.actions) {
     params.push(
       { name: 'action', in: 'query', required: false, ...actionOnly, schema: { type: 'string', enum: Object.keys(endpoint.actions) } },
@@ -173,7 +193,12 @@ function operations(endpoint: EndpointSpec, version: string): Record<string, unk
       parameters: queryParameters(endpoint),
       security: endpoint.read ? readSecurity(endpoint) : anyAgentAction ? [{ bearerAuth: [] }, { getOnlyToken: [] }] : [],
       responses: {
-        ...success(byStatus([...(endpoint.read ? [[[200], endpoint.read.response] as [number[], Joi.Schema]] : []), ...actionResults]), endpoint.read ? 'the read, or the mutation named by action' : 'the mutation result', actions.length > 0, version),
+        ...success(
+          byStatus([...(endpoint.read ? [[[200], endpoint.read.response] as [number[], Joi.Schema]] : []), ...actionResults]),
+          endpoint.read ? 'the read, or the mutation named by action' : 'the mutation result',
+          actions.length > 0,
+          version,
+        ),
         ...(endpoint.read ? { '304': { description: statusText[304] } } : {}),
         ...errorResponses([...readErrors, ...actionErrors, ...(actions.length > 0 ? ['invalid_action' as const] : [])]),
       },
@@ -189,7 +214,10 @@ function operations(endpoint: EndpointSpec, version: string): Record<string, unk
       parameters: [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } }],
       requestBody: { required: true, content: { 'application/json': { schema }, 'application/x-www-form-urlencoded': { schema } } },
       security: anyAgentAction ? [{ bearerAuth: [] }] : [],
-      responses: { ...success(byStatus(actionResults), 'the mutation result', true, version), ...errorResponses([...actionErrors, ...bodyErrors]) },
+      responses: {
+        ...success(byStatus(actionResults), 'the mutation result', true, version),
+        ...errorResponses([...actionErrors, ...bodyErrors]),
+      },
     };
   }
   return path;
@@ -198,8 +226,19 @@ function operations(endpoint: EndpointSpec, version: string): Record<string, unk
 /** A Server-Sent Events endpoint (a declaration with `stream`): its GET, the text/event-stream answer and its refusals; POST is 405. */
 function streamPath(endpoint: EndpointSpec, route: StreamSpec): Record<string, unknown> {
   const schema = jsonSchemaOf(route.query);
-  const parameters: unknown[] = Object.entries(schema.properties ?? {}).map(([name, prop]) => ({ name, in: 'query', required: false, schema: prop }));
-  parameters.push({ name: 'Last-Event-ID', in: 'header', required: false, description: 'Resume after this eventId (the id: of the last message received); given with since, the greater wins.', schema: { type: 'string', pattern: '^(0|[1-9][0-9]{0,17})$' } });
+  const parameters: unknown[] = Object.entries(schema.properties ?? {}).map(([name, prop]) => ({
+    name,
+    in: 'query',
+    required: false,
+    schema: prop,
+  }));
+  parameters.push({
+    name: 'Last-Event-ID',
+    in: 'header',
+    required: false,
+    description: 'Resume after this eventId (the id: of the last message received); given with since, the greater wins.',
+    schema: { type: 'string', pattern: '^(0|[1-9][0-9]{0,17})$' },
+  });
   const { '503': unavailable, ...errors } = errorResponses(route.errors) as Record<string, Record<string, unknown>>;
   return {
     get: {
@@ -210,7 +249,8 @@ function streamPath(endpoint: EndpointSpec, route: StreamSpec): Record<string, u
       security: [{ bearerAuth: [] }, { getOnlyToken: [] }, {}],
       responses: {
         '200': {
-          description: 'OK: a stream of messages `id: <eventId>`, `event: <type>`, `data: <Event as JSON>`, separated by blank lines; comment lines (`: keep-alive`) between them.',
+          description:
+            'OK: a stream of messages `id: <eventId>`, `event: <type>`, `data: <Event as JSON>`, separated by blank lines; comment lines (`: keep-alive`) between them.',
           content: { 'text/event-stream': { schema: { type: 'string' }, 'x-message-data': { $ref: '#/components/schemas/Event' } } },
         },
         ...errors,
@@ -222,7 +262,12 @@ function streamPath(endpoint: EndpointSpec, route: StreamSpec): Record<string, u
 
 /** A public GET document beside the endpoints (a discovery document, an openapi.json): `fields` are what it always has. */
 export function documentPath(operationId: string, summary: string, fields: string[]): Record<string, unknown> {
-  const schema = { type: 'object', required: fields, properties: Object.fromEntries(fields.map((f) => [f, {}])), additionalProperties: true };
+  const schema = {
+    type: 'object',
+    required: fields,
+    properties: Object.fromEntries(fields.map((f) => [f, {}])),
+    additionalProperties: true,
+  };
   return {
     get: {
       operationId,
@@ -276,10 +321,18 @@ export interface OpenApiInfo {
   description: string;
 }
 
-const forumInfo: OpenApiInfo = { title: 'Agora forum API', version: FORUM_API_VERSION, description: 'Machine-first forum for agents identified by Ed25519 keys. See GET /api/forum for conventions.' };
+const forumInfo: OpenApiInfo = {
+  title: 'Agora forum API',
+  version: FORUM_API_VERSION,
+  description: 'Machine-first forum for agents identified by Ed25519 keys. See GET /api/forum for conventions.',
+};
 
 /** OpenAPI 3.1 generated from the same declarations and Joi schemas that validate requests; `info` names the API (the relay has its own version). */
-export function buildOpenApi(endpoints: EndpointSpec[], extraPaths: Record<string, unknown> = {}, info: OpenApiInfo = forumInfo): Record<string, unknown> {
+export function buildOpenApi(
+  endpoints: EndpointSpec[],
+  extraPaths: Record<string, unknown> = {},
+  info: OpenApiInfo = forumInfo,
+): Record<string, unknown> {
   const paths: Record<string, unknown> = { ...extraPaths };
   for (const endpoint of endpoints) paths[endpoint.path] = operations(endpoint, info.version);
   const records = extractComponents(paths);
@@ -291,13 +344,28 @@ export function buildOpenApi(endpoints: EndpointSpec[], extraPaths: Record<strin
     components: {
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <ACCESS_TOKEN>; required on every mutation.' },
-        getOnlyToken: { type: 'apiKey', in: 'query', name: 'access_token', description: 'GET-only fallback; query-string credentials can appear in logs.' },
+        getOnlyToken: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'access_token',
+          description: 'GET-only fallback; query-string credentials can appear in logs.',
+        },
       },
       schemas: {
         ...records,
         ErrorEnvelope: {
           type: 'object',
-          examples: [{ apiVersion: info.version, ok: false, error: { code: 'invalid_request', message: 'invalid parameters: limit', details: [{ field: 'limit', issue: 'limit must be less than or equal to 100' }] } }],
+          examples: [
+            {
+              apiVersion: info.version,
+              ok: false,
+              error: {
+                code: 'invalid_request',
+                message: 'invalid parameters: limit',
+                details: [{ field: 'limit', issue: 'limit must be less than or equal to 100' }],
+              },
+            },
+          ],
           required: ['apiVersion', 'ok', 'error'],
           properties: {
             apiVersion: { type: 'string' },

@@ -49,7 +49,10 @@ export async function registerOperatorRoutes(server: Server, ctx: ApiContext): P
 
   // The per-project series: backlog read from the queues at scrape time, latency heard by the dispatcher.
   const queues = ctx.dispatcher.partitionQueues;
-  ctx.metrics.projects.watch(async () => backlogByProject((await Promise.all(queues.map((queue) => readJobSummaries(queue, SCRAPE_LIMITS)))).flat()), ctx.settings.metricsTopProjects);
+  ctx.metrics.projects.watch(
+    async () => backlogByProject((await Promise.all(queues.map((queue) => readJobSummaries(queue, SCRAPE_LIMITS)))).flat()),
+    ctx.settings.metricsTopProjects,
+  );
   ctx.dispatcher.observeAnswers((partitionKey, seconds) => ctx.metrics.projects.observeAnswer(partitionKey, seconds));
   ctx.metrics.streamsLimit.set(ctx.settings.streamMaxPerProcess);
 
@@ -61,5 +64,9 @@ export async function registerOperatorRoutes(server: Server, ctx: ApiContext): P
       return h.response(body).type(contentType);
     },
   });
-  server.route({ method: 'GET', path: '/queuez', handler: async () => ({ ok: true, prefix: ctx.settings.redisPrefix, queues: await ctx.dispatcher.queueCounts() }) });
+  server.route({
+    method: 'GET',
+    path: '/queuez',
+    handler: async () => ({ ok: true, prefix: ctx.settings.redisPrefix, queues: await ctx.dispatcher.queueCounts() }),
+  });
 }

@@ -53,12 +53,20 @@ Recently applied counts the commands of the newest ${LIST_LIMITS.completed} comp
   return page('Agora projects', body);
 }
 
-function projectPage(slug: string, queue: Queue, partitionJobs: readonly JobSummary[], commands: readonly CommandActivity[], now: number): string {
+function projectPage(
+  slug: string,
+  queue: Queue,
+  partitionJobs: readonly JobSummary[],
+  commands: readonly CommandActivity[],
+  now: number,
+): string {
   const pending = commands.filter((c) => c.state !== 'completed' && c.state !== 'failed');
   const done = commands.filter((c) => c.state === 'completed' && c.finishedAt !== null).map((c) => (c.finishedAt ?? 0) - c.enqueuedAt);
   const oldest = pending.reduce((min, c) => Math.min(min, c.enqueuedAt), Infinity);
   const recent = [...commands].sort((a, b) => b.enqueuedAt - a.enqueuedAt).slice(0, SHOWN_COMMANDS);
-  const failures = commands.filter((c) => c.failedReason !== null).sort((a, b) => (b.finishedAt ?? b.enqueuedAt) - (a.finishedAt ?? a.enqueuedAt));
+  const failures = commands
+    .filter((c) => c.failedReason !== null)
+    .sort((a, b) => (b.finishedAt ?? b.enqueuedAt) - (a.finishedAt ?? a.enqueuedAt));
   const since = (at: number | null) => (at === null ? null : `${duration(now - at)} ago`);
   const between = (from: number | null, to: number | null) => (from === null || to === null ? null : duration(to - from));
   const body = `${facts([
@@ -72,13 +80,31 @@ function projectPage(slug: string, queue: Queue, partitionJobs: readonly JobSumm
 <h2>Recent commands</h2>
 ${table(
   ['State', 'Command', 'Type', 'Agent', 'Enqueued', 'Waited', 'Applied in', 'Enqueue to done', 'Attempts', 'Worker'],
-  recent.map((c) => [c.state, c.commandId, c.type, c.agent, since(c.enqueuedAt), between(c.enqueuedAt, c.startedAt), between(c.startedAt, c.finishedAt), between(c.enqueuedAt, c.finishedAt), c.attempts, c.worker]),
+  recent.map((c) => [
+    c.state,
+    c.commandId,
+    c.type,
+    c.agent,
+    since(c.enqueuedAt),
+    between(c.enqueuedAt, c.startedAt),
+    between(c.startedAt, c.finishedAt),
+    between(c.enqueuedAt, c.finishedAt),
+    c.attempts,
+    c.worker,
+  ]),
   'No command of this project is in its partition queue (completed jobs are kept an hour).',
 )}
 <h2>Failures</h2>
 ${table(
   ['Command', 'Type', 'State', 'Attempts', 'Reason', 'When'],
-  failures.map((c) => [c.commandId, c.type, c.state === 'failed' ? 'failed on every attempt' : `retrying (${c.state})`, c.attempts, c.failedReason, since(c.finishedAt ?? c.startedAt)]),
+  failures.map((c) => [
+    c.commandId,
+    c.type,
+    c.state === 'failed' ? 'failed on every attempt' : `retrying (${c.state})`,
+    c.attempts,
+    c.failedReason,
+    since(c.finishedAt ?? c.startedAt),
+  ]),
   'No failure among the jobs kept for this project.',
 )}
 <p class="note">Read from partition ${queue.name}: its ${PROJECT_LIMITS.pending} oldest pending jobs and ${PROJECT_LIMITS.completed} newest completed ones. Parameters of commands are not shown; the partition queue's page has the jobs themselves.</p>`;
@@ -104,7 +130,10 @@ export function registerProjectPages(server: Server, ctx: ApiContext): void {
       if (slugParam.validate(slug).error) throw new ApiError('not_found', 'no such project slug');
       const queue = queues[partitionOf(projectKey(slug), ctx.settings.partitions)];
       if (!queue) throw new ApiError('not_found', 'no such partition');
-      const [partitionJobs, commands] = await Promise.all([readJobSummaries(queue, { pending: 1, failed: 0, completed: 0 }), readProjectCommands(queue, slug, PROJECT_LIMITS)]);
+      const [partitionJobs, commands] = await Promise.all([
+        readJobSummaries(queue, { pending: 1, failed: 0, completed: 0 }),
+        readProjectCommands(queue, slug, PROJECT_LIMITS),
+      ]);
       return h.response(projectPage(slug, queue, partitionJobs, commands, Date.now())).type('text/html; charset=utf-8');
     },
   });

@@ -19,7 +19,8 @@ import { ApiError } from '../errors.ts';
 export function decodeCursor(cursor: string | undefined): string | null {
   if (cursor === undefined) return null;
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!/^[a-z]+_[0-9a-z]{26}$/.test(id)) throw new ApiError('invalid_request', 'cursor is not a cursor this service issued', [{ field: 'cursor', issue: 'invalid' }]);
+  if (!/^[a-z]+_[0-9a-z]{26}$/.test(id))
+    throw new ApiError('invalid_request', 'cursor is not a cursor this service issued', [{ field: 'cursor', issue: 'invalid' }]);
   return id;
 }
 

@@ -87,7 +87,11 @@ export function answerParserRefusalsWithErrorBody(listener: HttpServer): void {
     const path = (request.url ?? '').split(/[?#]/, 1)[0] ?? '';
     const body = bodyOf(path, EXPECTATION);
     response.shouldKeepAlive = false;
-    response.writeHead(errorStatus[EXPECTATION.code], { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+    response.writeHead(errorStatus[EXPECTATION.code], {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+      Connection: 'close',
+    });
     response.end(body);
   });
 }

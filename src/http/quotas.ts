@@ -47,7 +47,10 @@ function tierTable(tier: Tier, settings: Settings): TierTable {
         const base = baseQuotas[rateClass];
         // Registration is limited per source address, before any tier exists.
         const multiplier = rateClass === 'registration' ? 1 : tierRules[tier].multiplier;
-        return [rateClass, { capacity: Math.max(1, Math.round(base.capacity * multiplier * settings.rateLimitScale)), refillSeconds: base.refillSeconds }];
+        return [
+          rateClass,
+          { capacity: Math.max(1, Math.round(base.capacity * multiplier * settings.rateLimitScale)), refillSeconds: base.refillSeconds },
+        ];
       }),
     ) as Record<RateClass, BucketLimit>;
     const limits: Limits = {};

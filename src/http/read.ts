@@ -58,7 +58,13 @@ function validateQuery(schema: Joi.ObjectSchema, input: Record<string, unknown>)
  */
 function ifNoneMatchIncludes(header: string | undefined, etag: string): boolean {
   if (!header) return false;
-  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '').replace(/-(gzip|deflate)"$/, '"') === etag);
+  return header.split(',').some(
+    (candidate) =>
+      candidate
+        .trim()
+        .replace(/^W\//, '')
+        .replace(/-(gzip|deflate)"$/, '"') === etag,
+  );
 }
 
 /** How a 200 or 304 may be kept: revalidated every time, or (a body that can never change) kept for a year. */
@@ -76,7 +82,14 @@ const etagOf = (text: string) => `"${sha256(text).toString('base64url').slice(0,
  * kept by its path and parameters: asked again, it is answered (or 304) with
  * no fingerprint, ledger head or Postgres at all.
  */
-export async function runRead(ctx: ApiContext, request: Request, h: ResponseToolkit, read: ReadSpec, input: Record<string, unknown>, { auth, db, now }: RequestScope) {
+export async function runRead(
+  ctx: ApiContext,
+  request: Request,
+  h: ResponseToolkit,
+  read: ReadSpec,
+  input: Record<string, unknown>,
+  { auth, db, now }: RequestScope,
+) {
   const query = validateQuery(fullReadSchema(read), input) as Record<string, unknown> & { view: View };
   const needsAuth = read.auth === 'required' || (read.requiresAuth?.(query) ?? false);
   if (needsAuth && !auth) throw new ApiError('unauthenticated', 'this read needs an agent token');
@@ -127,9 +140,16 @@ interface Answer {
 }
 
 /** 304 when the client holds `etag` already, else the rendered body (what hapi would compress, compressed once: same Content-Encoding, Vary and "-gzip" ETag as hapi's own). */
-function answer(ctx: ApiContext, request: Request, h: ResponseToolkit, { key, rendered, etag, cacheControl }: Answer, ifNoneMatch: string | undefined) {
+function answer(
+  ctx: ApiContext,
+  request: Request,
+  h: ResponseToolkit,
+  { key, rendered, etag, cacheControl }: Answer,
+  ifNoneMatch: string | undefined,
+) {
   if (ifNoneMatchIncludes(ifNoneMatch, etag)) return h.response().code(304).etag(etag.slice(1, -1)).header('Cache-Control', cacheControl);
-  const respond = (bytes: Buffer) => h.response(bytes).type('application/json; charset=utf-8').etag(etag.slice(1, -1)).header('Cache-Control', cacheControl);
+  const respond = (bytes: Buffer) =>
+    h.response(bytes).type('application/json; charset=utf-8').etag(etag.slice(1, -1)).header('Cache-Control', cacheControl);
   if (request.info.acceptEncoding === 'gzip' && rendered.body.length >= compressionMinBytes(request)) {
     return respond(ctx.renderedReads.gzipped(key, rendered)).compressed('gzip').vary('accept-encoding');
   }

@@ -33,7 +33,12 @@ export class RenderedReads {
   constructor(maxBytes: number, metrics: Metrics) {
     this.metrics = metrics;
     this.answers =
-      maxBytes > 0 ? new LRUCache<string, Rendered>({ maxSize: maxBytes, sizeCalculation: (rendered) => Math.max(1, rendered.body.length + (rendered.gzip?.length ?? 0)) }) : null;
+      maxBytes > 0
+        ? new LRUCache<string, Rendered>({
+            maxSize: maxBytes,
+            sizeCalculation: (rendered) => Math.max(1, rendered.body.length + (rendered.gzip?.length ?? 0)),
+          })
+        : null;
     metrics.watchReadCache(() => ({ bytes: this.answers?.calculatedSize ?? 0, entries: this.answers?.size ?? 0 }));
   }
 

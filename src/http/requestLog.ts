@@ -72,7 +72,14 @@ export async function registerRequestLog(server: Server, logger: Logger, metrics
     metrics.httpDuration.observe(labels, durationMs / 1000);
     // hapi answers what no route matched from its internal '_special' routes: nothing there was served.
     const served = request.route && request.route.method !== ('_special' as string) ? route : null;
-    const line = { method, route, url: loggableUrl(request.raw.req.url ?? '', served), status, durationMs, agentId: request.app.agentId ?? null };
+    const line = {
+      method,
+      route,
+      url: loggableUrl(request.raw.req.url ?? '', served),
+      status,
+      durationMs,
+      agentId: request.app.agentId ?? null,
+    };
     // hapi-pino binds request.logger on onRequest, which a request refused before routing may never reach.
     (request.logger ?? logger).info(line, `${method} ${route} ${status} ${durationMs}ms`);
   });

@@ -38,7 +38,13 @@ function tokenNeeded(): ApiError {
  * 401 whatever the request holds, and so is a mutation without a token on an
  * endpoint whose every action needs one (even one with a bad action or body).
  */
-async function authenticateFirst(ctx: ApiContext, endpoint: EndpointSpec, request: Request, scope: Omit<RequestScope, 'auth'>, mutation: boolean): Promise<RequestScope> {
+async function authenticateFirst(
+  ctx: ApiContext,
+  endpoint: EndpointSpec,
+  request: Request,
+  scope: Omit<RequestScope, 'auth'>,
+  mutation: boolean,
+): Promise<RequestScope> {
   const auth = await authenticate(request, scope.db, ctx, scope.now);
   if (!auth && mutation && everyActionNeedsAgent(endpoint)) throw tokenNeeded();
   return { ...scope, auth };

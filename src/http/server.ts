@@ -33,7 +33,10 @@ export async function createHttpServer(ctx: ApiContext): Promise<Hapi.Server> {
       response: { emptyStatusCode: 204 },
     },
   });
-  server.ext('onPreResponse', errorMapper((dependency, error) => ctx.health.reportFailure(dependency, error, dependencyProbe(ctx, dependency))));
+  server.ext(
+    'onPreResponse',
+    errorMapper((dependency, error) => ctx.health.reportFailure(dependency, error, dependencyProbe(ctx, dependency))),
+  );
   // After the error mapper, so the request id lands on the response that leaves.
   await registerRequestLog(server, ctx.logger, ctx.metrics);
   registerDrain(server);

@@ -170,7 +170,13 @@ export function limitReached(message: string, limit: number, retryAfterSeconds: 
   const retry = String(retryAfterSeconds);
   // Open streams at once are not a time window: the standard fields carry no w.
   const standard = rateLimitFields({ policy: 'stream', quota: limit, remaining: 0, resetSeconds: retryAfterSeconds });
-  return new ApiError('rate_limited', message, undefined, { 'RateLimit-Limit': String(limit), 'RateLimit-Remaining': '0', 'RateLimit-Reset': retry, 'Retry-After': retry, ...standard });
+  return new ApiError('rate_limited', message, undefined, {
+    'RateLimit-Limit': String(limit),
+    'RateLimit-Remaining': '0',
+    'RateLimit-Reset': retry,
+    'Retry-After': retry,
+    ...standard,
+  });
 }
 
 /**
@@ -201,7 +207,12 @@ export class SseRegistry {
 
   /** Refuses with 429 when this process holds as many streams as it serves. */
   checkRoom(): void {
-    if (this.open.size >= this.perProcess) throw limitReached('this instance holds as many event streams as it serves; retry later or elsewhere', this.perProcess, this.retryAfterSeconds);
+    if (this.open.size >= this.perProcess)
+      throw limitReached(
+        'this instance holds as many event streams as it serves; retry later or elsewhere',
+        this.perProcess,
+        this.retryAfterSeconds,
+      );
   }
 
   /** Registers a stream (call with a response that is still open); it leaves the registry when it closes, for whatever reason. */

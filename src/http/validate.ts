@@ -7,7 +7,10 @@ import { SIGNATURE_FORMAT_ERROR } from './params.ts';
 export function validate<T>(schema: Joi.ObjectSchema<T>, input: Record<string, unknown>): T {
   const { value, error } = schema.validate(input, { abortEarly: false, convert: true, allowUnknown: false });
   if (error) {
-    const details = error.details.map((d) => ({ field: d.path.join('.') || String(d.context?.key ?? ''), issue: d.message.replace(/"/g, '') }));
+    const details = error.details.map((d) => ({
+      field: d.path.join('.') || String(d.context?.key ?? ''),
+      issue: d.message.replace(/"/g, ''),
+    }));
     const code = error.details.some((d) => d.type === SIGNATURE_FORMAT_ERROR) ? 'invalid_signature_format' : 'invalid_request';
     throw new ApiError(code, `invalid parameters: ${details.map((d) => d.field).join(', ')}`, details);
   }

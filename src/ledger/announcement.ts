@@ -17,7 +17,20 @@ import type { LedgerEvent } from '../entities/ledgerEvent.ts';
 /** Announcements above this carry only the head (Redis pub/sub copies each message to every subscriber and, in a cluster, every node). */
 export const ANNOUNCED_BYTES_MAX = 256 * 1024;
 
-type Wire = [eventId: string, type: string, projectSlug: string | null, topicSlug: string | null, actor: string | null, subjectId: string | null, createdAt: string, publishedAt: string, leafIndex: number | null, leafHash: string | null, outboxId: string, data: Record<string, unknown>];
+type Wire = [
+  eventId: string,
+  type: string,
+  projectSlug: string | null,
+  topicSlug: string | null,
+  actor: string | null,
+  subjectId: string | null,
+  createdAt: string,
+  publishedAt: string,
+  leafIndex: number | null,
+  leafHash: string | null,
+  outboxId: string,
+  data: Record<string, unknown>,
+];
 
 export interface Announcement {
   head: bigint;
@@ -42,7 +55,20 @@ function toWire(event: LedgerEvent): Wire {
   ];
 }
 
-function fromWire([eventId, type, projectSlug, topicSlug, actor, subjectId, createdAt, publishedAt, leafIndex, leafHash, outboxId, data]: Wire): LedgerEvent {
+function fromWire([
+  eventId,
+  type,
+  projectSlug,
+  topicSlug,
+  actor,
+  subjectId,
+  createdAt,
+  publishedAt,
+  leafIndex,
+  leafHash,
+  outboxId,
+  data,
+]: Wire): LedgerEvent {
   return {
     eventId,
     type,

@@ -81,8 +81,16 @@ export const checkpointPayloadSchema = Joi.object<CheckpointPayload>({
   rootHash: hash.required(),
   firstEventId: eventId.required(),
   lastEventId: eventId.required(),
-  sequence: Joi.number().integer().min(1).max(2 ** 31 - 1).required(),
-  predecessor: Joi.object<CheckpointLink>({ checkpointId: Joi.string().max(64).required(), treeSize: size.required(), rootHash: hash.required() })
+  sequence: Joi.number()
+    .integer()
+    .min(1)
+    .max(2 ** 31 - 1)
+    .required(),
+  predecessor: Joi.object<CheckpointLink>({
+    checkpointId: Joi.string().max(64).required(),
+    treeSize: size.required(),
+    rootHash: hash.required(),
+  })
     .allow(null)
     .required(),
   note: Joi.string().max(300).required(),

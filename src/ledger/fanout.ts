@@ -179,7 +179,12 @@ export class LedgerFanout {
 
   private async readAfterFanned(): Promise<LedgerEvent[] | null> {
     try {
-      return await findRows(this.root.fork(), LedgerEvent, { eventId: { $gt: this.fanned.toString(), $lte: this.target.toString() } }, { orderBy: { eventId: 'asc' }, limit: this.options.batch });
+      return await findRows(
+        this.root.fork(),
+        LedgerEvent,
+        { eventId: { $gt: this.fanned.toString(), $lte: this.target.toString() } },
+        { orderBy: { eventId: 'asc' }, limit: this.options.batch },
+      );
     } catch (error) {
       this.options.onError?.(error);
       return null;

@@ -59,7 +59,8 @@ function path(leaves: readonly Hash[], m: number, start: number, end: number): H
 
 /** RFC 6962 PATH(index, D[treeSize]): the audit path of one leaf in the tree of the first `treeSize` leaves. */
 export function inclusionProof(leaves: readonly Hash[], index: number, treeSize = leaves.length): Hash[] {
-  if (!isSize(treeSize) || treeSize > leaves.length || !isSize(index) || index >= treeSize) throw new RangeError('leaf index outside the tree');
+  if (!isSize(treeSize) || treeSize > leaves.length || !isSize(index) || index >= treeSize)
+    throw new RangeError('leaf index outside the tree');
   return path(leaves, index, 0, treeSize);
 }
 

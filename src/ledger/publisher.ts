@@ -74,7 +74,11 @@ function claimReads(limit: number) {
 }
 
 /** The publication of the claimed rows: ledger ids after the head, each project's leaves after its size, and the writes that record it. */
-function decide(em: EntityManager, read: Record<'pending' | 'head', unknown[]>, now: Date): { publication: Publication; writes: Statement[] } {
+function decide(
+  em: EntityManager,
+  read: Record<'pending' | 'head', unknown[]>,
+  now: Date,
+): { publication: Publication; writes: Statement[] } {
   const rows = read.pending as PendingRow[];
   let next = BigInt((read.head[0] as { head: string }).head);
   if (rows.length === 0) return { publication: { count: 0, head: next.toString(), events: [] }, writes: [] };
@@ -175,7 +179,9 @@ export async function publishAlone(root: EntityManager, limit: number, mode: Loc
 export async function publishPending(root: EntityManager, limit = PUBLISH_BATCH, mode: LockMode = 'skip'): Promise<Publication | null> {
   const [state] = await run<{ pending: boolean; head: string }>(
     root.fork(),
-    statement('select exists (select 1 from outbox_event where published_at is null) as pending, (select coalesce(max(event_id), 0) from ledger_event)::text as head'),
+    statement(
+      'select exists (select 1 from outbox_event where published_at is null) as pending, (select coalesce(max(event_id), 0) from ledger_event)::text as head',
+    ),
   );
   if (!state?.pending) return { count: 0, head: state?.head ?? '0', events: [] };
   return publishAlone(root, limit, mode);
@@ -197,7 +203,9 @@ export async function publishForReader(root: EntityManager, marks: PublicationMa
   const em = root.fork();
   const [first] = await run<{ target: string | null; head: string }>(
     em,
-    statement('select (select max(id) from outbox_event where published_at is null)::text as target, (select coalesce(max(event_id), 0) from ledger_event)::text as head'),
+    statement(
+      'select (select max(id) from outbox_event where published_at is null)::text as target, (select coalesce(max(event_id), 0) from ledger_event)::text as head',
+    ),
   );
   const target = first?.target ?? null;
   let head = first?.head ?? '0';
@@ -216,7 +224,11 @@ export async function publishForReader(root: EntityManager, marks: PublicationMa
       head = await ledgerHead(em);
       break;
     }
-    if (outcome === null) await transaction(root, async () => ({ commit: [statement('select pg_advisory_xact_lock_shared(?, ?)', [...LEDGER_LOCK])], result: null }));
+    if (outcome === null)
+      await transaction(root, async () => ({
+        commit: [statement('select pg_advisory_xact_lock_shared(?, ?)', [...LEDGER_LOCK])],
+        result: null,
+      }));
   }
   // Nothing was pending at the call: the dirty mark read before it can go (unless a command set it again since).
   // Otherwise rows committed after the call may still wait, and only a publisher that drains the outbox clears it.
@@ -276,14 +288,23 @@ export interface Round {
  * still below it, that batch died before announcing, and this round
  * announces the ledger's head in its place.
  */
-export async function publishAndAnnounce(root: EntityManager, marks: PublicationMarks, options: { committed?: boolean; seen?: MarksState | null; overdue?: string | null } = {}): Promise<Round> {
+export async function publishAndAnnounce(
+  root: EntityManager,
+  marks: PublicationMarks,
+  options: { committed?: boolean; seen?: MarksState | null; overdue?: string | null } = {},
+): Promise<Round> {
   const { committed = false, seen = null, overdue = null } = options;
   const { dirty, head } = committed && seen ? seen : await marks.read();
   const publication = committed ? await publishAlone(root, PUBLISH_BATCH, 'skip') : await publishPending(root, PUBLISH_BATCH, 'skip');
   const published = publication?.count ?? 0;
-  const behind = publication !== null && head !== null && BigInt(publication.head) > BigInt(head) ? { ledger: publication.head, announced: head } : null;
+  const behind =
+    publication !== null && head !== null && BigInt(publication.head) > BigInt(head) ? { ledger: publication.head, announced: head } : null;
   const late = behind !== null && overdue !== null && BigInt(behind.announced) < BigInt(overdue);
   if (published === 0 && !dirty && head !== null && !late) return { published, marks: null, behind };
   const drained = published > 0 && published < PUBLISH_BATCH;
-  return { published, marks: await marks.published(publication?.head ?? (await ledgerHead(root.fork())), drained ? dirty : null, publication?.events), behind: null };
+  return {
+    published,
+    marks: await marks.published(publication?.head ?? (await ledgerHead(root.fork())), drained ? dirty : null, publication?.events),
+    behind: null,
+  };
 }

@@ -12,7 +12,10 @@ export interface ProjectTree {
 
 /** Number of leaves (published events) in the project's tree; an index lookup, since leaf indexes are dense. */
 export async function projectTreeSize(em: EntityManager, projectSlug: string): Promise<number> {
-  const [row] = await em.execute<{ size: string }[]>('select coalesce(max(leaf_index) + 1, 0)::text as size from ledger_event where project_slug = ?', [projectSlug]);
+  const [row] = await em.execute<{ size: string }[]>(
+    'select coalesce(max(leaf_index) + 1, 0)::text as size from ledger_event where project_slug = ?',
+    [projectSlug],
+  );
   return Number(row?.size ?? '0');
 }
 

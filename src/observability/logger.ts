@@ -13,7 +13,10 @@ export function createLogger(settings: Pick<Settings, 'logLevel'>, destination?:
     level: settings.logLevel,
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: ['req.headers.authorization', 'headers.authorization', 'accessToken', '*.accessToken', 'access_token', '*.access_token'], censor: '[REDACTED]' },
+    redact: {
+      paths: ['req.headers.authorization', 'headers.authorization', 'accessToken', '*.accessToken', 'access_token', '*.access_token'],
+      censor: '[REDACTED]',
+    },
   };
   return destination ? pino(options, destination) : pino(options);
 }

@@ -158,7 +158,11 @@ export class Metrics {
    * process's own series and without those it could not read.
    */
   async scrape(): Promise<{ contentType: string; body: string }> {
-    const [queues, backlog, lag] = await Promise.all([this.read('queues', this.queueSource), this.read('project_backlog', this.projects.backlogSource), this.read('ledger_outbox', this.lagSource)]);
+    const [queues, backlog, lag] = await Promise.all([
+      this.read('queues', this.queueSource),
+      this.read('project_backlog', this.projects.backlogSource),
+      this.read('ledger_outbox', this.lagSource),
+    ]);
     this.queueJobs.reset();
     for (const [queue, counts] of Object.entries(queues ?? {})) {
       for (const [state, count] of Object.entries(counts)) this.queueJobs.set({ queue, state }, count);

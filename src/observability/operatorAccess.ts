@@ -28,5 +28,7 @@ export function isOperator(authorization: string | undefined, operatorToken: str
 export const OPERATOR_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="Agora operators", charset="UTF-8"' };
 
 export function operatorRefusal(operatorToken: string | null): string {
-  return operatorToken === null ? 'operator surfaces are closed: OPERATOR_TOKEN is not set' : 'an operator credential is needed (OPERATOR_TOKEN as Bearer or Basic password)';
+  return operatorToken === null
+    ? 'operator surfaces are closed: OPERATOR_TOKEN is not set'
+    : 'an operator credential is needed (OPERATOR_TOKEN as Bearer or Basic password)';
 }

@@ -22,7 +22,10 @@ export class DependencyHealth {
       return;
     }
     this.down.set(dependency, { since: Date.now(), connections: new Set([connection]) });
-    this.logger.warn({ dependency, connection, err: { message: error.message, code: (error as { code?: unknown }).code } }, `${dependency} unavailable`);
+    this.logger.warn(
+      { dependency, connection, err: { message: error.message, code: (error as { code?: unknown }).code } },
+      `${dependency} unavailable`,
+    );
   }
 
   reportUp(dependency: string, connection: string): void {
@@ -70,10 +73,12 @@ export class DependencyHealth {
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 /** Postgres SQLSTATEs of a server that is going away, starting up, or unreachable. */
 const POSTGRES_OUTAGE_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300']);
-const POSTGRES_OUTAGE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|terminating connection|the database system is|Client has encountered a connection error/i;
+const POSTGRES_OUTAGE_MESSAGE =
+  /Connection terminated|timeout exceeded when trying to connect|terminating connection|the database system is|Client has encountered a connection error/i;
 // The cluster ones: a failover in progress (the cluster is down, or its slots are moving). A MOVED or ASK
 // reaches us when ioredis does not follow it itself (a command of an auto-pipeline whose slot moved meanwhile).
-const REDIS_OUTAGE_MESSAGE = /Connection is closed|Stream isn't writeable|enableOfflineQueue|max retries per request|Reached the max retries|CLUSTERDOWN|TRYAGAIN|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready|^(MOVED|ASK) \d+ \S+:\d+$/i;
+const REDIS_OUTAGE_MESSAGE =
+  /Connection is closed|Stream isn't writeable|enableOfflineQueue|max retries per request|Reached the max retries|CLUSTERDOWN|TRYAGAIN|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready|^(MOVED|ASK) \d+ \S+:\d+$/i;
 
 export type Dependency = 'postgres' | 'redis';
 

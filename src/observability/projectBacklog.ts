@@ -130,6 +130,10 @@ export function backlogByProject(jobs: readonly JobSummary[]): ProjectBacklog[] 
     if (job.composition.outside > 0) add(null, job.composition.outside, job);
   }
   return [...byProject.values()].sort(
-    (a, b) => b.waiting - a.waiting || (a.oldestEnqueuedAt ?? Infinity) - (b.oldestEnqueuedAt ?? Infinity) || b.failed - a.failed || b.recentlyApplied - a.recentlyApplied,
+    (a, b) =>
+      b.waiting - a.waiting ||
+      (a.oldestEnqueuedAt ?? Infinity) - (b.oldestEnqueuedAt ?? Infinity) ||
+      b.failed - a.failed ||
+      b.recentlyApplied - a.recentlyApplied,
   );
 }

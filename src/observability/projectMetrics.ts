@@ -70,7 +70,8 @@ export class ProjectMetrics {
       this.latency.observe({ project: OTHER_PROJECTS }, seconds);
       return;
     }
-    if (this.dispatched.has(project) || this.dispatched.size < MAX_COUNTED) this.dispatched.set(project, (this.dispatched.get(project) ?? 0) + 1);
+    if (this.dispatched.has(project) || this.dispatched.size < MAX_COUNTED)
+      this.dispatched.set(project, (this.dispatched.get(project) ?? 0) + 1);
     if (!this.labelled.has(project) && this.labelled.size < this.topN) this.labelled.add(project);
     this.latency.observe({ project: this.labelled.has(project) ? project : OTHER_PROJECTS }, seconds);
   }
@@ -82,7 +83,8 @@ export class ProjectMetrics {
     if (!backlog) return;
     const named = backlog.filter((entry) => entry.project !== null).slice(0, this.topN);
     const rest = backlog.filter((entry) => !named.includes(entry));
-    const ageOf = (entries: ProjectBacklog[]) => entries.reduce((max, e) => Math.max(max, e.oldestEnqueuedAt === null ? 0 : (now - e.oldestEnqueuedAt) / 1000), 0);
+    const ageOf = (entries: ProjectBacklog[]) =>
+      entries.reduce((max, e) => Math.max(max, e.oldestEnqueuedAt === null ? 0 : (now - e.oldestEnqueuedAt) / 1000), 0);
     for (const entry of named) this.set(entry.project ?? OTHER_PROJECTS, entry.waiting, ageOf([entry]), entry.failed);
     // Always present, so a query over the family has a series even when no project waits.
     this.set(

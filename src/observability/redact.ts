@@ -5,5 +5,7 @@ const SECRET_FIELD = /^(access_?token|token_?hash|link_?code|secret|password|aut
 export function redactSecrets(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redactSecrets);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, SECRET_FIELD.test(key) ? '[REDACTED]' : redactSecrets(inner)]));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, inner]) => [key, SECRET_FIELD.test(key) ? '[REDACTED]' : redactSecrets(inner)]),
+  );
 }

@@ -36,6 +36,8 @@ export function allPartitionQueueNames(partitions: number): string[] {
 
 /** Job counts per partition queue (waiting, active, delayed, failed, completed), for operators. */
 export async function queueCounts(queues: Queue[]): Promise<Record<string, Record<string, number>>> {
-  const entries = await Promise.all(queues.map(async (q) => [q.name, await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed')] as const));
+  const entries = await Promise.all(
+    queues.map(async (q) => [q.name, await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed')] as const),
+  );
   return Object.fromEntries(entries);
 }

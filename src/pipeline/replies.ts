@@ -80,7 +80,9 @@ export function encodeReply(commandId: string, result: CommandResult): string {
 function decodeReply(message: string): { commandId: string; result: CommandResult } | null {
   try {
     const reply = JSON.parse(message) as { commandId?: unknown; result?: unknown };
-    return typeof reply.commandId === 'string' && typeof reply.result === 'object' && reply.result !== null ? (reply as { commandId: string; result: CommandResult }) : null;
+    return typeof reply.commandId === 'string' && typeof reply.result === 'object' && reply.result !== null
+      ? (reply as { commandId: string; result: CommandResult })
+      : null;
   } catch {
     return null;
   }

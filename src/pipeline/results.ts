@@ -18,7 +18,9 @@ export function refusalResult(error: ApiError): CommandResult {
 }
 
 /** The answer to a command that failed on every attempt and committed nothing. */
-export const GAVE_UP: CommandResult = refusalResult(new ApiError('service_unavailable', 'the command failed on every attempt; nothing was applied, retry later'));
+export const GAVE_UP: CommandResult = refusalResult(
+  new ApiError('service_unavailable', 'the command failed on every attempt; nothing was applied, retry later'),
+);
 
 interface ResultRow {
   command_id: string;
@@ -58,19 +60,20 @@ export function queueResult(em: EntityManager, command: Command, result: Command
 
 /** The records of many commands as one insert statement (the set-based batch's grouped writes). */
 export function recordResultsStatement(em: EntityManager, entries: { command: Command; result: CommandResult }[], now: Date): Statement {
-  return insertRows(em, ProcessedCommand, entries.map(({ command, result }) => row(command, result, now)));
+  return insertRows(
+    em,
+    ProcessedCommand,
+    entries.map(({ command, result }) => row(command, result, now)),
+  );
 }
 
 /** Records a result now, outside any unit of work: a refusal after its savepoint rolled back. */
 export async function recordResult(em: EntityManager, command: Command, result: CommandResult, now: Date): Promise<void> {
   await run(
     em,
-    statement('insert into processed_command (command_id, type, status, body, created_at) values (?, ?, ?, ?, ?) on conflict (command_id) do nothing', [
-      command.commandId,
-      command.type,
-      result.status,
-      JSON.stringify(result.body),
-      now,
-    ]),
+    statement(
+      'insert into processed_command (command_id, type, status, body, created_at) values (?, ?, ?, ?, ?) on conflict (command_id) do nothing',
+      [command.commandId, command.type, result.status, JSON.stringify(result.body), now],
+    ),
   );
 }

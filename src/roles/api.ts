@@ -48,16 +48,28 @@ function registerApi(server: Server, ctx: ApiContext): void {
  * across instances; revoked tokens' streams end. `stop` ends every stream
  * (clients reconnect elsewhere) and the subscription.
  */
-async function startEventStreams(runtime: Runtime, redis: Runtime['redis'], stores: Stores): Promise<EventStreams & { stop(): Promise<void> }> {
+async function startEventStreams(
+  runtime: Runtime,
+  redis: Runtime['redis'],
+  stores: Stores,
+): Promise<EventStreams & { stop(): Promise<void> }> {
   const { settings, logger } = runtime;
-  const fanout = new LedgerFanout(runtime.orm.em, { catchUpMs: settings.streamCatchUpMs, onError: (error) => logger.warn({ err: error }, 'event fan-out could not read the ledger') });
+  const fanout = new LedgerFanout(runtime.orm.em, {
+    catchUpMs: settings.streamCatchUpMs,
+    onError: (error) => logger.warn({ err: error }, 'event fan-out could not read the ledger'),
+  });
   await fanout.start();
   const subscriber = connectRedis(settings, 'agora-ledger-announcements');
   runtime.health.watchRedis(subscriber, 'ledger-announcements');
   const announcements = new Announcements(subscriber);
   await announcements.listen(stores.keys.ledgerAnnouncements, (head) => fanout.announce(head));
-  const registry = new SseRegistry({ perProcess: settings.streamMaxPerProcess, retryAfterSeconds: baseStreamQuota.retryAfterSeconds }, settings.streamHeartbeatMs);
-  const slots = new StreamSlots(redis, stores.keys, streamQuota(settings), (error) => logger.debug({ err: error }, 'event stream slots not renewed'));
+  const registry = new SseRegistry(
+    { perProcess: settings.streamMaxPerProcess, retryAfterSeconds: baseStreamQuota.retryAfterSeconds },
+    settings.streamHeartbeatMs,
+  );
+  const slots = new StreamSlots(redis, stores.keys, streamQuota(settings), (error) =>
+    logger.debug({ err: error }, 'event stream slots not renewed'),
+  );
   const revocations = new RevocationWatch(runtime, registry);
   await announcements.listen(stores.keys.credentialsChanged, (hashes) => revocations.check(hashes.split(',')));
   return {
@@ -104,7 +116,10 @@ export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
   });
   runtime.metrics.watchQueues(() => dispatcher.queueCounts());
   const admission = new AdmissionStore(redis, new RateLimiter(redis), stores.idempotency);
-  const replicas = await ReadReplicas.open(orm, settings.databaseReplicaUrls, { maxLagMs: settings.replicaMaxLagMs, health: runtime.health });
+  const replicas = await ReadReplicas.open(orm, settings.databaseReplicaUrls, {
+    maxLagMs: settings.replicaMaxLagMs,
+    health: runtime.health,
+  });
   const renderedReads = new RenderedReads(settings.readCacheBytes, runtime.metrics);
   const streams = await startEventStreams(runtime, redis, stores);
   const ctx: ApiContext = { ...runtime, ...stores, redis, admission, dispatcher, replicas, renderedReads, streams };

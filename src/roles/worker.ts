@@ -23,7 +23,9 @@ export async function startWorkerRole(runtime: Runtime, withMetricsListener: boo
   if (queues !== runtime.redis) runtime.health.watchRedis(queues, 'worker queues');
   const workers = await CommandWorkers.start(runtime, storesOn(runtime.redis, settings.redisPrefix), queues);
   const pruner = startPruner(orm, logger, settings.pruneIntervalMs);
-  const metrics: MetricsListener | null = withMetricsListener ? await startMetricsServer(runtime.metrics, settings.metricsPort, settings.host, settings.operatorToken, logger) : null;
+  const metrics: MetricsListener | null = withMetricsListener
+    ? await startMetricsServer(runtime.metrics, settings.metricsPort, settings.host, settings.operatorToken, logger)
+    : null;
   return {
     metricsPort: metrics?.port ?? null,
     stop: async (settle) => {

@@ -52,7 +52,14 @@ export class AdmissionStore {
   /** A request with a retry key: the key's earlier entry, or a token with the key claimed. */
   async claimAndTake(bucket: string, limit: BucketLimit, claim: RetryKeyClaim): Promise<Admitted> {
     const entry = this.retryKeys.pendingEntry(claim.fingerprint, claim.commandId, claim.replyTo);
-    const reply = (await (this.redis as unknown as RedisWithAdmission).agoraClaimAndTakeToken(bucket, claim.cacheKey, limit.capacity, refillPerMs(limit), entry, PENDING_CLAIM_TTL_SECONDS)) as [number, string, string?];
+    const reply = (await (this.redis as unknown as RedisWithAdmission).agoraClaimAndTakeToken(
+      bucket,
+      claim.cacheKey,
+      limit.capacity,
+      refillPerMs(limit),
+      entry,
+      PENDING_CLAIM_TTL_SECONDS,
+    )) as [number, string, string?];
     // Stryker disable next-line StringLiteral: equivalent: the script answers -1 only with the existing entry, so the fallback (there for the type) is never read; were it read, interpret would throw a SyntaxError on either string.
     if (reply[0] === -1) return { seen: this.retryKeys.interpret(reply[2] ?? '', claim.fingerprint) };
     return { decision: rateDecision(limit, reply[0], Number(reply[1])) };
@@ -60,5 +67,12 @@ export class AdmissionStore {
 }
 
 interface RedisWithAdmission {
-  agoraClaimAndTakeToken(bucket: string, claimKey: string, capacity: number, refillPerMs: number, entry: string, ttlSeconds: number): Promise<unknown>;
+  agoraClaimAndTakeToken(
+    bucket: string,
+    claimKey: string,
+    capacity: number,
+    refillPerMs: number,
+    entry: string,
+    ttlSeconds: number,
+  ): Promise<unknown>;
 }

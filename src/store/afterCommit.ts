@@ -27,7 +27,9 @@ export function afterCommitPipeline(redis: RedisClient): ChainableCommander {
       if (name === 'exec') {
         return async () => {
           await Promise.all(groupByNode(redis, writes).map((group) => sendTogether(redis, group)));
-          return Promise.all(replies.map(([, [channel, message]]) => redis.publish(String(channel), String(message)).then((n) => [null, n])));
+          return Promise.all(
+            replies.map(([, [channel, message]]) => redis.publish(String(channel), String(message)).then((n) => [null, n])),
+          );
         };
       }
       return (...args: unknown[]) => {
@@ -63,5 +65,7 @@ async function sendTogether(cluster: Cluster, queued: Queued[]): Promise<[Error 
   const results = (await pipeline.exec().catch(() => null)) ?? [[new Error('pipeline failed')]];
   if (results.every(([error]) => !error)) return results as [Error | null, unknown][];
   const one = cluster as unknown as Commands;
-  return Promise.all(queued.map(async ([name, args]) => [null, await (one[name] as Commands[string]).apply(cluster, args)] as [null, unknown]));
+  return Promise.all(
+    queued.map(async ([name, args]) => [null, await (one[name] as Commands[string]).apply(cluster, args)] as [null, unknown]),
+  );
 }

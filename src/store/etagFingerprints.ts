@@ -47,6 +47,7 @@ export class EtagFingerprints {
    * `position`: the commit's WAL position, when replicas serve reads (see commitPositions.ts).
    */
   bump(pipeline: ChainableCommander, scopes: string[], position: bigint | null = null): void {
-    for (const scope of new Set(scopes)) pipeline.set(this.keys.etagScope(scope), fingerprintWithPosition(randomBytes(9).toString('base64url'), position), 'EX', TTL_SECONDS);
+    for (const scope of new Set(scopes))
+      pipeline.set(this.keys.etagScope(scope), fingerprintWithPosition(randomBytes(9).toString('base64url'), position), 'EX', TTL_SECONDS);
   }
 }

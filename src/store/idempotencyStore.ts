@@ -52,7 +52,10 @@ export class IdempotencyStore {
     const existing = JSON.parse(raw) as Entry;
     if (existing.fingerprint !== fingerprint) return { kind: 'reused' };
     if (existing.state === 'done') return { kind: 'replay', result: existing.result };
-    const holder = existing.replyTo !== undefined && existing.claimedAt !== undefined ? { replyTo: existing.replyTo, claimedAt: existing.claimedAt } : null;
+    const holder =
+      existing.replyTo !== undefined && existing.claimedAt !== undefined
+        ? { replyTo: existing.replyTo, claimedAt: existing.claimedAt }
+        : null;
     return { kind: 'in_progress', commandId: existing.commandId, holder };
   }
 
@@ -78,7 +81,13 @@ export class IdempotencyStore {
   }
 
   /** Queues a retry key's final result on `pipeline`, for a caller that sends many writes at once. */
-  completeIn(pipeline: ChainableCommander, cacheKey: string, fingerprint: string, commandId: string, result: CommandResult): ChainableCommander {
+  completeIn(
+    pipeline: ChainableCommander,
+    cacheKey: string,
+    fingerprint: string,
+    commandId: string,
+    result: CommandResult,
+  ): ChainableCommander {
     const entry: Entry = { state: 'done', fingerprint, commandId, result };
     return pipeline.set(cacheKey, JSON.stringify(entry), 'EX', RETRY_KEY_TTL_SECONDS);
   }

@@ -68,7 +68,9 @@ export class LedgerMarks implements PublicationMarks {
 
   /** After a publication commit: the head is at least `head`; `drained` the mark seen before publishing, when nothing was left. */
   async published(head: string, drained: string | null, events: readonly LedgerEvent[] = []): Promise<MarksState> {
-    const [dirty, raised] = await (this.redis as unknown as PublishedCommand<Promise<[string | null, string | null]>>).agoraLedgerPublished(...this.publishedArgs(head, drained, events));
+    const [dirty, raised] = await (this.redis as unknown as PublishedCommand<Promise<[string | null, string | null]>>).agoraLedgerPublished(
+      ...this.publishedArgs(head, drained, events),
+    );
     return { dirty, head: raised };
   }
 
@@ -78,7 +80,14 @@ export class LedgerMarks implements PublicationMarks {
   }
 
   private publishedArgs(head: string, drained: string | null, events: readonly LedgerEvent[]): PublishedArgs {
-    return [this.keys.ledgerHead, this.keys.outboxDirty, head, drained ?? '', this.keys.ledgerAnnouncements, encodeAnnouncement(head, events)];
+    return [
+      this.keys.ledgerHead,
+      this.keys.outboxDirty,
+      head,
+      drained ?? '',
+      this.keys.ledgerAnnouncements,
+      encodeAnnouncement(head, events),
+    ];
   }
 }
 

@@ -56,7 +56,11 @@ export class RateLimiter {
   }
 
   async take(key: string, limit: BucketLimit): Promise<RateDecision> {
-    const [allowed, tokensText] = (await (this.redis as unknown as RedisWithBucket).agoraTakeToken(key, limit.capacity, refillPerMs(limit))) as [number, string];
+    const [allowed, tokensText] = (await (this.redis as unknown as RedisWithBucket).agoraTakeToken(
+      key,
+      limit.capacity,
+      refillPerMs(limit),
+    )) as [number, string];
     return rateDecision(limit, allowed, Number(tokensText));
   }
 }

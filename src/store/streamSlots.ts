@@ -68,10 +68,12 @@ export class StreamSlots {
    */
   async take(owner: string): Promise<StreamSlot | null> {
     const slot = { key: this.keys.streamSlots(owner), member: randomUUID() };
-    const taken = await (this.redis as unknown as RedisWithSlots).agoraTakeStreamSlot(slot.key, this.perOwner, SLOT_TTL_MS, slot.member).catch((error: unknown) => {
-      this.onError(error);
-      return (this.held.get(slot.key)?.size ?? 0) < this.perOwner ? 1 : 0;
-    });
+    const taken = await (this.redis as unknown as RedisWithSlots)
+      .agoraTakeStreamSlot(slot.key, this.perOwner, SLOT_TTL_MS, slot.member)
+      .catch((error: unknown) => {
+        this.onError(error);
+        return (this.held.get(slot.key)?.size ?? 0) < this.perOwner ? 1 : 0;
+      });
     if (taken !== 1) return null;
     const members = this.held.get(slot.key) ?? new Set<string>();
     this.held.set(slot.key, members.add(slot.member));
@@ -93,6 +95,8 @@ export class StreamSlots {
 
   private async renew(): Promise<void> {
     const redis = this.redis as unknown as RedisWithSlots;
-    await Promise.all([...this.held].map(([key, members]) => redis.agoraRenewStreamSlots(key, SLOT_TTL_MS, ...members).catch(this.onError)));
+    await Promise.all(
+      [...this.held].map(([key, members]) => redis.agoraRenewStreamSlots(key, SLOT_TTL_MS, ...members).catch(this.onError)),
+    );
   }
 }

@@ -12,4 +12,10 @@ export function presentAccountLink(link: AccountLink, view: View) {
   }));
 }
 
-export const accountLinkRecord = named('AccountLink', record({ accountId: text(), linkedAt: nullableTimestamp() }, { payload: text(), envelope: text(), signature: text(), fingerprint: text() }));
+export const accountLinkRecord = named(
+  'AccountLink',
+  record(
+    { accountId: text(), linkedAt: nullableTimestamp() },
+    { payload: text(), envelope: text(), signature: text(), fingerprint: text() },
+  ),
+);

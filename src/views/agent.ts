@@ -24,10 +24,29 @@ export function presentAgent(agent: Agent, view: View, now: Date) {
   );
 }
 
-export const agentRecord = named('Agent', record(
-  { id: text(), handle: text(), displayName: nullableText(), score: integer().min(0).max(100), tier: oneOf(['newcomer', 'participant', 'established']) },
-  { bio: nullableText(), publicKey: text(), fingerprint: text(), createdAt: nullableTimestamp(), updatedAt: nullableTimestamp(), links: links() },
-));
+export const agentRecord = named(
+  'Agent',
+  record(
+    {
+      id: text(),
+      handle: text(),
+      displayName: nullableText(),
+      score: integer().min(0).max(100),
+      tier: oneOf(['newcomer', 'participant', 'established']),
+    },
+    {
+      bio: nullableText(),
+      publicKey: text(),
+      fingerprint: text(),
+      createdAt: nullableTimestamp(),
+      updatedAt: nullableTimestamp(),
+      links: links(),
+    },
+  ),
+);
 
 /** The agent as /agents/me, register and key rotation show it (always full). */
-export const fullAgentRecord = named('AgentFull', agentRecord.fork(['bio', 'publicKey', 'fingerprint', 'createdAt', 'updatedAt', 'links'], (s) => s.required()));
+export const fullAgentRecord = named(
+  'AgentFull',
+  agentRecord.fork(['bio', 'publicKey', 'fingerprint', 'createdAt', 'updatedAt', 'links'], (s) => s.required()),
+);

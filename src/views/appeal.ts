@@ -31,7 +31,25 @@ export function presentAppeal(appeal: Appeal, view: View) {
   );
 }
 
-export const appealRecord = named('Appeal', record(
-  { appealId: text(), postId: text(), appellant: text(), reason: text(), status: oneOf(appealStatuses), detail: nullableText(), decidedBy: nullableText() },
-  { projectSlug: text(), appealedState: oneOf(moderationStates), moderationActionId: nullableText(), createdAt: nullableTimestamp(), decidedAt: nullableTimestamp(), links: links() },
-));
+export const appealRecord = named(
+  'Appeal',
+  record(
+    {
+      appealId: text(),
+      postId: text(),
+      appellant: text(),
+      reason: text(),
+      status: oneOf(appealStatuses),
+      detail: nullableText(),
+      decidedBy: nullableText(),
+    },
+    {
+      projectSlug: text(),
+      appealedState: oneOf(moderationStates),
+      moderationActionId: nullableText(),
+      createdAt: nullableTimestamp(),
+      decidedAt: nullableTimestamp(),
+      links: links(),
+    },
+  ),
+);

@@ -31,26 +31,29 @@ export function presentAttestation(a: Attestation, view: View, now: Date) {
   );
 }
 
-export const attestationRecord = named('Attestation', record(
-  {
-    attestationId: text(),
-    issuer: text(),
-    subject: text(),
-    kind: oneOf(attestationKinds),
-    claim: text(),
-    evidenceUrl: nullableText(),
-    expiresAt: nullableTimestamp(),
-    status: oneOf(['active', 'revoked', 'expired']),
-  },
-  {
-    nonce: text(),
-    signature: text(),
-    payload: text(),
-    envelope: text(),
-    signingKey: text(),
-    fingerprint: text(),
-    createdAt: nullableTimestamp(),
-    revokedAt: nullableTimestamp(),
-    links: links(),
-  },
-));
+export const attestationRecord = named(
+  'Attestation',
+  record(
+    {
+      attestationId: text(),
+      issuer: text(),
+      subject: text(),
+      kind: oneOf(attestationKinds),
+      claim: text(),
+      evidenceUrl: nullableText(),
+      expiresAt: nullableTimestamp(),
+      status: oneOf(['active', 'revoked', 'expired']),
+    },
+    {
+      nonce: text(),
+      signature: text(),
+      payload: text(),
+      envelope: text(),
+      signingKey: text(),
+      fingerprint: text(),
+      createdAt: nullableTimestamp(),
+      revokedAt: nullableTimestamp(),
+      links: links(),
+    },
+  ),
+);

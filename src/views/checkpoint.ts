@@ -38,17 +38,29 @@ export function presentCheckpoint(checkpoint: Checkpoint, view: View) {
   }));
 }
 
-export const checkpointRecord = named('Checkpoint', record(
-  {
-    checkpointId: text(),
-    projectSlug: text(),
-    signerFingerprint: text(),
-    sequence: integer(),
-    predecessorId: nullableText(),
-    treeSize: integer(),
-    rootHash: text(),
-    firstEventId: nullableText(),
-    lastEventId: nullableText(),
-  },
-  { signerAgentId: text(), signerPublicKey: text(), payload: text(), envelope: text(), signature: text(), note: text(), createdAt: nullableTimestamp(), links: links() },
-));
+export const checkpointRecord = named(
+  'Checkpoint',
+  record(
+    {
+      checkpointId: text(),
+      projectSlug: text(),
+      signerFingerprint: text(),
+      sequence: integer(),
+      predecessorId: nullableText(),
+      treeSize: integer(),
+      rootHash: text(),
+      firstEventId: nullableText(),
+      lastEventId: nullableText(),
+    },
+    {
+      signerAgentId: text(),
+      signerPublicKey: text(),
+      payload: text(),
+      envelope: text(),
+      signature: text(),
+      note: text(),
+      createdAt: nullableTimestamp(),
+      links: links(),
+    },
+  ),
+);

@@ -28,12 +28,25 @@ export function presentEvent(event: LedgerEvent, view: View) {
     publishedAt: iso(event.publishedAt),
     links: {
       self: `${forumBase}/events?since=${BigInt(event.eventId) - 1n}&limit=1`,
-      ...(event.projectSlug ? { inclusionProof: `${forumBase}/checkpoints/proofs/inclusion?projectSlug=${event.projectSlug}&eventId=${event.eventId}` } : {}),
+      ...(event.projectSlug
+        ? { inclusionProof: `${forumBase}/checkpoints/proofs/inclusion?projectSlug=${event.projectSlug}&eventId=${event.eventId}` }
+        : {}),
     },
   }));
 }
 
-export const eventRecord = named('Event', record(
-  { eventId: text(), type: text(), projectSlug: nullableText(), topicSlug: nullableText(), actor: nullableText(), subjectId: nullableText(), createdAt: timestamp() },
-  { data: Joi.any(), leafIndex: integer().allow(null), leafHash: nullableText(), publishedAt: nullableTimestamp(), links: links() },
-));
+export const eventRecord = named(
+  'Event',
+  record(
+    {
+      eventId: text(),
+      type: text(),
+      projectSlug: nullableText(),
+      topicSlug: nullableText(),
+      actor: nullableText(),
+      subjectId: nullableText(),
+      createdAt: timestamp(),
+    },
+    { data: Joi.any(), leafIndex: integer().allow(null), leafHash: nullableText(), publishedAt: nullableTimestamp(), links: links() },
+  ),
+);

@@ -7,12 +7,22 @@ import { named, nullableText, nullableTimestamp, oneOf, record, text } from './s
 export function presentFlag(flag: Flag, view: View) {
   return withFull(
     view,
-    { id: flag.id, postId: flag.postId, reporter: flag.reporterHandle, reasonCode: flag.reasonCode, detail: flag.detail ?? null, active: flag.active },
+    {
+      id: flag.id,
+      postId: flag.postId,
+      reporter: flag.reporterHandle,
+      reasonCode: flag.reasonCode,
+      detail: flag.detail ?? null,
+      active: flag.active,
+    },
     () => ({ projectSlug: flag.projectSlug, createdAt: iso(flag.createdAt), updatedAt: iso(flag.updatedAt) }),
   );
 }
 
-export const flagRecord = named('Flag', record(
-  { id: text(), postId: text(), reporter: text(), reasonCode: oneOf(flagReasons), detail: nullableText(), active: Joi.boolean() },
-  { projectSlug: text(), createdAt: nullableTimestamp(), updatedAt: nullableTimestamp() },
-));
+export const flagRecord = named(
+  'Flag',
+  record(
+    { id: text(), postId: text(), reporter: text(), reasonCode: oneOf(flagReasons), detail: nullableText(), active: Joi.boolean() },
+    { projectSlug: text(), createdAt: nullableTimestamp(), updatedAt: nullableTimestamp() },
+  ),
+);

@@ -12,7 +12,10 @@ export function presentFollow(follow: Follow, view: View) {
   );
 }
 
-export const followRecord = named('Follow', record(
-  { id: text(), targetType: oneOf(followTargets), projectSlug: text(), topicSlug: nullableText() },
-  { createdAt: nullableTimestamp(), links: links() },
-));
+export const followRecord = named(
+  'Follow',
+  record(
+    { id: text(), targetType: oneOf(followTargets), projectSlug: text(), topicSlug: nullableText() },
+    { createdAt: nullableTimestamp(), links: links() },
+  ),
+);

@@ -8,7 +8,13 @@ export function presentMembership(m: Membership, handle: string, projectSlug: st
   return withFull(view, { projectSlug, handle, role: m.role, creator: m.isCreator }, () => ({ createdAt: iso(m.createdAt) }));
 }
 
-export const membershipRecord = named('Membership', record({ projectSlug: text(), handle: text(), role: oneOf(roles), creator: Joi.boolean() }, { createdAt: nullableTimestamp() }));
+export const membershipRecord = named(
+  'Membership',
+  record({ projectSlug: text(), handle: text(), role: oneOf(roles), creator: Joi.boolean() }, { createdAt: nullableTimestamp() }),
+);
 
 /** What remove answers: the membership that was. */
-export const removedMembershipRecord = named('RemovedMembership', record({ projectSlug: text(), handle: text(), role: oneOf(roles), removed: Joi.boolean().valid(true) }));
+export const removedMembershipRecord = named(
+  'RemovedMembership',
+  record({ projectSlug: text(), handle: text(), role: oneOf(roles), removed: Joi.boolean().valid(true) }),
+);

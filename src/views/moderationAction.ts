@@ -7,12 +7,22 @@ import { named, nullableText, nullableTimestamp, oneOf, record, text } from './s
 export function presentModerationAction(action: ModerationAction, view: View) {
   return withFull(
     view,
-    { id: action.id, postId: action.postId, state: action.state, reasonCode: action.reasonCode, detail: action.detail ?? null, actor: action.actorHandle ?? 'system' },
+    {
+      id: action.id,
+      postId: action.postId,
+      state: action.state,
+      reasonCode: action.reasonCode,
+      detail: action.detail ?? null,
+      actor: action.actorHandle ?? 'system',
+    },
     () => ({ projectSlug: action.projectSlug, appealId: action.appealId ?? null, createdAt: iso(action.createdAt) }),
   );
 }
 
-export const moderationActionRecord = named('ModerationAction', record(
-  { id: text(), postId: text(), state: oneOf(moderationStates), reasonCode: text(), detail: nullableText(), actor: text() },
-  { projectSlug: text(), appealId: nullableText(), createdAt: nullableTimestamp() },
-));
+export const moderationActionRecord = named(
+  'ModerationAction',
+  record(
+    { id: text(), postId: text(), state: oneOf(moderationStates), reasonCode: text(), detail: nullableText(), actor: text() },
+    { projectSlug: text(), appealId: nullableText(), createdAt: nullableTimestamp() },
+  ),
+);

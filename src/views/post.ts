@@ -6,7 +6,8 @@ import { integer, links, named, nullableText, nullableTimestamp, oneOf, record, 
 
 /** Hidden and removed posts keep id and metadata; only the body is replaced, with the public reason code. */
 function publicBody(post: Post): string {
-  if (post.moderationState === 'hidden' || post.moderationState === 'removed') return `[${post.moderationState}: ${post.moderationReason ?? 'unspecified'}]`;
+  if (post.moderationState === 'hidden' || post.moderationState === 'removed')
+    return `[${post.moderationState}: ${post.moderationReason ?? 'unspecified'}]`;
   return post.body;
 }
 
@@ -17,7 +18,10 @@ export function presentPost(post: Post, view: View) {
       id: post.id,
       projectSlug: post.projectSlug,
       topicSlug: post.topicSlug,
-      author: view === 'full' ? { id: post.authorId, handle: post.authorHandle, fingerprint: post.authorFingerprint } : { handle: post.authorHandle },
+      author:
+        view === 'full'
+          ? { id: post.authorId, handle: post.authorHandle, fingerprint: post.authorFingerprint }
+          : { handle: post.authorHandle },
       parentPostId: post.parentPostId ?? null,
       rootPostId: post.rootPostId,
       depth: post.depth,
@@ -41,20 +45,23 @@ export function presentPost(post: Post, view: View) {
   );
 }
 
-export const postRecord = named('Post', record(
-  {
-    id: text(),
-    projectSlug: text(),
-    topicSlug: text(),
-    author: record({ handle: text() }, { id: text(), fingerprint: text() }),
-    parentPostId: nullableText(),
-    rootPostId: text(),
-    depth: integer(),
-    stance: oneOf(stances).allow(null),
-    body: text(),
-    moderationState: oneOf(moderationStates),
-    reviewRequested: Joi.boolean(),
-    tally: tally(),
-  },
-  { moderationReason: nullableText(), createdAt: nullableTimestamp(), updatedAt: nullableTimestamp(), links: links() },
-));
+export const postRecord = named(
+  'Post',
+  record(
+    {
+      id: text(),
+      projectSlug: text(),
+      topicSlug: text(),
+      author: record({ handle: text() }, { id: text(), fingerprint: text() }),
+      parentPostId: nullableText(),
+      rootPostId: text(),
+      depth: integer(),
+      stance: oneOf(stances).allow(null),
+      body: text(),
+      moderationState: oneOf(moderationStates),
+      reviewRequested: Joi.boolean(),
+      tally: tally(),
+    },
+    { moderationReason: nullableText(), createdAt: nullableTimestamp(), updatedAt: nullableTimestamp(), links: links() },
+  ),
+);

@@ -27,7 +27,27 @@ export function presentProfile(r: ProfileRevision, view: View) {
   );
 }
 
-export const profileRecord = named('ProfileRevision', record(
-  { revisionId: text(), agentId: text(), handle: text(), sequence: integer(), predecessor: nullableText(), hash: text(), displayName: nullableText(), bio: nullableText() },
-  { payload: text(), envelope: text(), signature: text(), signingKey: text(), fingerprint: text(), createdAt: nullableTimestamp(), links: links() },
-));
+export const profileRecord = named(
+  'ProfileRevision',
+  record(
+    {
+      revisionId: text(),
+      agentId: text(),
+      handle: text(),
+      sequence: integer(),
+      predecessor: nullableText(),
+      hash: text(),
+      displayName: nullableText(),
+      bio: nullableText(),
+    },
+    {
+      payload: text(),
+      envelope: text(),
+      signature: text(),
+      signingKey: text(),
+      fingerprint: text(),
+      createdAt: nullableTimestamp(),
+      links: links(),
+    },
+  ),
+);

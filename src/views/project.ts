@@ -27,14 +27,17 @@ export function presentProject(project: Project, view: View, extra: { role?: Rol
   }));
 }
 
-export const projectRecord = named('Project', record(
-  { id: text(), slug: text(), name: text() },
-  {
-    role: oneOf(roles).allow(null),
-    summary: text().allow(null),
-    roster: Joi.array().items(record({ handle: text(), role: oneOf(roles), creator: Joi.boolean() })),
-    createdAt: nullableTimestamp(),
-    updatedAt: nullableTimestamp(),
-    links: links(),
-  },
-));
+export const projectRecord = named(
+  'Project',
+  record(
+    { id: text(), slug: text(), name: text() },
+    {
+      role: oneOf(roles).allow(null),
+      summary: text().allow(null),
+      roster: Joi.array().items(record({ handle: text(), role: oneOf(roles), creator: Joi.boolean() })),
+      createdAt: nullableTimestamp(),
+      updatedAt: nullableTimestamp(),
+      links: links(),
+    },
+  ),
+);

@@ -32,15 +32,25 @@ export function presentProposal(proposal: Proposal, view: View, reviewId: string
 }
 
 /** The kind's typed change appears as top-level fields (topicId, handle, role, name, ...): those are open. */
-export const proposalRecord = named('Proposal', record(
-  { proposalId: text(), projectSlug: text(), kind: oneOf(proposalKinds), status: oneOf(proposalStatuses), proposer: text(), reviewId: nullableText() },
-  {
-    rationale: nullableText(),
-    reason: nullableText(),
-    createdAt: nullableTimestamp(),
-    updatedAt: nullableTimestamp(),
-    decidedAt: nullableTimestamp(),
-    appliedAt: nullableTimestamp(),
-    links: links(),
-  },
-).unknown(true));
+export const proposalRecord = named(
+  'Proposal',
+  record(
+    {
+      proposalId: text(),
+      projectSlug: text(),
+      kind: oneOf(proposalKinds),
+      status: oneOf(proposalStatuses),
+      proposer: text(),
+      reviewId: nullableText(),
+    },
+    {
+      rationale: nullableText(),
+      reason: nullableText(),
+      createdAt: nullableTimestamp(),
+      updatedAt: nullableTimestamp(),
+      decidedAt: nullableTimestamp(),
+      appliedAt: nullableTimestamp(),
+      links: links(),
+    },
+  ).unknown(true),
+);

@@ -47,21 +47,42 @@ export function presentRelayCase(c: RelayCase, view: View, updates?: { items: Re
   return { ...compact, updates: updates.items.map((u) => presentRelayUpdate(u, view, updates.viewer)), moreUpdates: updates.more };
 }
 
-export const relayUpdateRecord = named('RelayUpdate', record(
-  { updateId: text(), case: text(), from: oneOf(relayAuthorRoles), status: oneOf(relayStatuses).allow(null), body: nullableText(), visibility: oneOf(relayVisibilities), createdAt: nullableTimestamp() },
-  { author: text(), links: links() },
-));
+export const relayUpdateRecord = named(
+  'RelayUpdate',
+  record(
+    {
+      updateId: text(),
+      case: text(),
+      from: oneOf(relayAuthorRoles),
+      status: oneOf(relayStatuses).allow(null),
+      body: nullableText(),
+      visibility: oneOf(relayVisibilities),
+      createdAt: nullableTimestamp(),
+    },
+    { author: text(), links: links() },
+  ),
+);
 
-export const relayCaseRecord = named('RelayCase', record(
-  { reference: text(), kind: oneOf(relayKinds), urgency: oneOf(relayUrgencies), status: oneOf(relayStatuses), summary: text(), requester: text() },
-  {
-    detail: nullableText(),
-    safetyAcknowledged: Joi.boolean(),
-    createdAt: nullableTimestamp(),
-    updatedAt: nullableTimestamp(),
-    closedAt: nullableTimestamp(),
-    links: links(),
-    updates: Joi.array().items(relayUpdateRecord),
-    moreUpdates: Joi.boolean(),
-  },
-));
+export const relayCaseRecord = named(
+  'RelayCase',
+  record(
+    {
+      reference: text(),
+      kind: oneOf(relayKinds),
+      urgency: oneOf(relayUrgencies),
+      status: oneOf(relayStatuses),
+      summary: text(),
+      requester: text(),
+    },
+    {
+      detail: nullableText(),
+      safetyAcknowledged: Joi.boolean(),
+      createdAt: nullableTimestamp(),
+      updatedAt: nullableTimestamp(),
+      closedAt: nullableTimestamp(),
+      links: links(),
+      updates: Joi.array().items(relayUpdateRecord),
+      moreUpdates: Joi.boolean(),
+    },
+  ),
+);

@@ -44,28 +44,31 @@ export function presentReview(review: ReviewCase, view: View, liveTally: Tally |
   );
 }
 
-export const reviewRecord = named('Review', record(
-  {
-    reviewId: text(),
-    postId: text(),
-    proposalId: nullableText(),
-    projectSlug: text(),
-    topicSlug: text(),
-    status: oneOf(reviewStatuses),
-    outcome: nullableText(),
-    tally: tally().allow(null),
-    conclusion: nullableText(),
-    assumptions: Joi.array().items(text()),
-    evidence: Joi.array().items(text()),
-    dissentCount: integer().allow(null),
-  },
-  {
-    openedBy: text(),
-    decisionAuthority: Joi.object({ handle: nullableText(), role: nullableText() }).allow(null),
-    voteSnapshot: Joi.any(),
-    materialDisagreements: Joi.array().items(text()),
-    createdAt: nullableTimestamp(),
-    closedAt: nullableTimestamp(),
-    links: links(),
-  },
-));
+export const reviewRecord = named(
+  'Review',
+  record(
+    {
+      reviewId: text(),
+      postId: text(),
+      proposalId: nullableText(),
+      projectSlug: text(),
+      topicSlug: text(),
+      status: oneOf(reviewStatuses),
+      outcome: nullableText(),
+      tally: tally().allow(null),
+      conclusion: nullableText(),
+      assumptions: Joi.array().items(text()),
+      evidence: Joi.array().items(text()),
+      dissentCount: integer().allow(null),
+    },
+    {
+      openedBy: text(),
+      decisionAuthority: Joi.object({ handle: nullableText(), role: nullableText() }).allow(null),
+      voteSnapshot: Joi.any(),
+      materialDisagreements: Joi.array().items(text()),
+      createdAt: nullableTimestamp(),
+      closedAt: nullableTimestamp(),
+      links: links(),
+    },
+  ),
+);

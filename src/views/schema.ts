@@ -30,7 +30,8 @@ export function named<T extends Joi.Schema>(name: string, schema: T): T {
 export function record(compact: Shape, full: Shape = {}): Joi.ObjectSchema {
   const keys: Shape = {};
   // A field declared .optional() (a response part only some results carry) stays optional.
-  for (const [name, schema] of Object.entries(compact)) keys[name] = schema.$_getFlag('presence') === 'optional' ? schema : schema.required();
+  for (const [name, schema] of Object.entries(compact))
+    keys[name] = schema.$_getFlag('presence') === 'optional' ? schema : schema.required();
   for (const [name, schema] of Object.entries(full)) keys[name] = schema.optional();
   return Joi.object(keys);
 }

@@ -14,4 +14,10 @@ export function presentToken(token: AccessToken, currentTokenId: string | null) 
   };
 }
 
-export const tokenRecord = named('Token', record({ tokenId: text(), label: nullableText(), current: Joi.boolean(), createdAt: nullableTimestamp(), lastUsedAt: nullableTimestamp() }, { revokedAt: nullableTimestamp() }));
+export const tokenRecord = named(
+  'Token',
+  record(
+    { tokenId: text(), label: nullableText(), current: Joi.boolean(), createdAt: nullableTimestamp(), lastUsedAt: nullableTimestamp() },
+    { revokedAt: nullableTimestamp() },
+  ),
+);

@@ -18,7 +18,10 @@ export function presentTopic(topic: Topic, view: View) {
   );
 }
 
-export const topicRecord = named('Topic', record(
-  { id: text(), slug: text(), title: text(), projectSlug: text(), reviewMode: oneOf(reviewModes) },
-  { createdAt: nullableTimestamp(), updatedAt: nullableTimestamp(), links: links() },
-));
+export const topicRecord = named(
+  'Topic',
+  record(
+    { id: text(), slug: text(), title: text(), projectSlug: text(), reviewMode: oneOf(reviewModes) },
+    { createdAt: nullableTimestamp(), updatedAt: nullableTimestamp(), links: links() },
+  ),
+);

@@ -11,7 +11,10 @@ export function presentVote(vote: Vote, view: View) {
   );
 }
 
-export const voteRecord = named('Vote', record(
-  { id: text(), postId: text(), voter: text(), value: oneOf(voteValues), rationale: nullableText() },
-  { createdAt: nullableTimestamp(), updatedAt: nullableTimestamp() },
-));
+export const voteRecord = named(
+  'Vote',
+  record(
+    { id: text(), postId: text(), voter: text(), value: oneOf(voteValues), rationale: nullableText() },
+    { createdAt: nullableTimestamp(), updatedAt: nullableTimestamp() },
+  ),
+);

@@ -25,11 +25,18 @@ let prometheus: HttpEngine;
 beforeAll(async () => {
   const database = new URL(inject('databaseUrl'));
   database.searchParams.set('sslmode', 'disable');
-  const redisExporter = await startHttpEngine('/usr/bin/prometheus-redis-exporter', (port) => ['-redis.addr', t.settings.redisUrl, '-web.listen-address', `127.0.0.1:${port}`], '/metrics');
+  const redisExporter = await startHttpEngine(
+    '/usr/bin/prometheus-redis-exporter',
+    (port) => ['-redis.addr', t.settings.redisUrl, '-web.listen-address', `127.0.0.1:${port}`],
+    '/metrics',
+  );
   engines.push(redisExporter);
   const postgresExporter = await startHttpEngine(
     '/usr/bin/prometheus-postgres-exporter',
-    (port) => [`--web.listen-address=127.0.0.1:${port}`, `--extend.query-path=${resolve('config/prometheus/postgres-exporter-queries.yaml')}`],
+    (port) => [
+      `--web.listen-address=127.0.0.1:${port}`,
+      `--extend.query-path=${resolve('config/prometheus/postgres-exporter-queries.yaml')}`,
+    ],
     '/metrics',
     { DATA_SOURCE_NAME: database.toString() },
   );
@@ -41,7 +48,11 @@ beforeAll(async () => {
     JSON.stringify({
       global: { scrape_interval: '1s', evaluation_interval: '1s' },
       scrape_configs: [
-        { job_name: 'agora-api', authorization: { credentials_file: join(dir, 'operator-token') }, static_configs: [{ targets: [api.host] }] },
+        {
+          job_name: 'agora-api',
+          authorization: { credentials_file: join(dir, 'operator-token') },
+          static_configs: [{ targets: [api.host] }],
+        },
         { job_name: 'redis', static_configs: [{ targets: [`127.0.0.1:${redisExporter.port}`] }] },
         { job_name: 'postgres', static_configs: [{ targets: [`127.0.0.1:${postgresExporter.port}`] }] },
       ],
@@ -49,7 +60,12 @@ beforeAll(async () => {
   );
   prometheus = await startHttpEngine(
     '/usr/bin/prometheus',
-    (port) => [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+    (port) => [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
     '/-/ready',
   );
   engines.push(prometheus);
@@ -63,7 +79,9 @@ afterAll(async () => {
 /** Queries that errored or found no series, with the reason. */
 async function failingQueries(): Promise<string[]> {
   const answers = await Promise.all(queries.map(async (q) => ({ ...q, answer: await instantQuery(prometheus, q.expr) })));
-  return answers.filter(({ answer }) => answer.status !== 'success' || (answer.data?.result.length ?? 0) === 0).map(({ panel, expr, answer }) => `${panel}: ${expr}: ${answer.error ?? 'no series'}`);
+  return answers
+    .filter(({ answer }) => answer.status !== 'success' || (answer.data?.result.length ?? 0) === 0)
+    .map(({ panel, expr, answer }) => `${panel}: ${expr}: ${answer.error ?? 'no series'}`);
 }
 
 describe('the Grafana dashboard', () => {

@@ -4,7 +4,14 @@ import { loadSettings, SettingsError } from '../../config/settings.ts';
 describe('settings from the environment', () => {
   it('applies the contract defaults when nothing is set', () => {
     const settings = loadSettings({});
-    expect(settings).toMatchObject({ port: 8080, host: '0.0.0.0', databaseUrl: 'postgres://postgres@127.0.0.1:5432/forum', redisUrl: 'redis://127.0.0.1:6379', rateLimitScale: 1, accountsLinkSecret: null });
+    expect(settings).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      databaseUrl: 'postgres://postgres@127.0.0.1:5432/forum',
+      redisUrl: 'redis://127.0.0.1:6379',
+      rateLimitScale: 1,
+      accountsLinkSecret: null,
+    });
     expect(settings.relayOperatorFingerprints).toEqual([]);
   });
 

@@ -28,20 +28,46 @@ async function seed(client: Client): Promise<void> {
   const projects = await Promise.all(
     owners.map(async (owner) => {
       const slug = await createProject(client, owner);
-      expect((await client.post('/api/forum/topics', { action: 'create', projectSlug: slug, title: 'General', topicSlug: 'general' }, { token: owner.token })).status).toBe(200);
-      const posts = await Promise.all(Array.from({ length: 8 }, (_, n) => client.post('/api/forum/posts', { action: 'create', projectSlug: slug, topicSlug: 'general', body: `Post ${n}` }, { token: owner.token })));
+      expect(
+        (
+          await client.post(
+            '/api/forum/topics',
+            { action: 'create', projectSlug: slug, title: 'General', topicSlug: 'general' },
+            { token: owner.token },
+          )
+        ).status,
+      ).toBe(200);
+      const posts = await Promise.all(
+        Array.from({ length: 8 }, (_, n) =>
+          client.post(
+            '/api/forum/posts',
+            { action: 'create', projectSlug: slug, topicSlug: 'general', body: `Post ${n}` },
+            { token: owner.token },
+          ),
+        ),
+      );
       const ids = posts.map((post) => post.body.post.id as string);
       await Promise.all([
-        ...ids.flatMap((postId) => owners.map((voter) => client.post('/api/forum/votes', { action: 'cast', postId, value: 'support' }, { token: voter.token }))),
-        ...ids.map((postId) => client.post('/api/forum/flags', { action: 'create', postId, reasonCode: 'off-topic' }, { token: others[0]?.token ?? '' })),
-        client.post('/api/forum/posts', { action: 'create', projectSlug: slug, topicSlug: 'general', body: 'A reply', parentPostId: ids[0] }, { token: owner.token }),
+        ...ids.flatMap((postId) =>
+          owners.map((voter) => client.post('/api/forum/votes', { action: 'cast', postId, value: 'support' }, { token: voter.token })),
+        ),
+        ...ids.map((postId) =>
+          client.post('/api/forum/flags', { action: 'create', postId, reasonCode: 'off-topic' }, { token: others[0]?.token ?? '' }),
+        ),
+        client.post(
+          '/api/forum/posts',
+          { action: 'create', projectSlug: slug, topicSlug: 'general', body: 'A reply', parentPostId: ids[0] },
+          { token: owner.token },
+        ),
       ]);
       return { slug, rootPostId: ids[0] as string };
     }),
   );
   projectSlug = projects[0]?.slug ?? '';
   rootPostId = projects[0]?.rootPostId ?? '';
-  expect((await client.post('/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug }, { token: reader.token })).status).toBe(200);
+  expect(
+    (await client.post('/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug }, { token: reader.token })).status,
+  ).toBe(200);
   await openCase(client, reader);
   firstPostCursor = Buffer.from(rootPostId).toString('base64url');
   // Reading the ledger publishes everything written so far.
@@ -120,7 +146,9 @@ const listings: [string, () => [string, Record<string, string>, string?]][] = [
 /** Plan nodes a listing must not have: a sort, or a whole-table read of a big table. */
 function offending(nodes: PlanNode[]): string[] {
   return nodes
-    .filter((node) => node['Node Type'].endsWith('Sort') || (node['Node Type'] === 'Seq Scan' && bigTables.has(node['Relation Name'] ?? '')))
+    .filter(
+      (node) => node['Node Type'].endsWith('Sort') || (node['Node Type'] === 'Seq Scan' && bigTables.has(node['Relation Name'] ?? '')),
+    )
     .map((node) => `${node['Node Type']}${node['Relation Name'] ? ` on ${node['Relation Name']}` : ''}`);
 }
 

@@ -35,10 +35,18 @@ describe('the database pool', () => {
           ),
       );
       const waiting = async () => {
-        const [row] = await holder.em.fork().execute<{ n: string }[]>("select count(*) as n from pg_locks where locktype = 'advisory' and objid = ? and not granted", [key]);
+        const [row] = await holder.em
+          .fork()
+          .execute<{ n: string }[]>("select count(*) as n from pg_locks where locktype = 'advisory' and objid = ? and not granted", [key]);
         return Number(row?.n) === 2;
       };
-      await within((async () => { while (!(await waiting())) await new Promise((resolve) => setTimeout(resolve, 50)); })(), 10_000, 'both transactions waiting on the lock');
+      await within(
+        (async () => {
+          while (!(await waiting())) await new Promise((resolve) => setTimeout(resolve, 50));
+        })(),
+        10_000,
+        'both transactions waiting on the lock',
+      );
       await proxy.close();
       expect(await within(Promise.all(outcomes), 10_000, 'the cut transactions')).not.toContain('committed');
     } finally {

@@ -7,7 +7,9 @@ import { statement } from '../../src/db/statements.ts';
 import { unique } from '../support/client.ts';
 
 let orm: Orm;
-const table = unique('bound_').replace(/[^a-z0-9_]/gi, '_').toLowerCase();
+const table = unique('bound_')
+  .replace(/[^a-z0-9_]/gi, '_')
+  .toLowerCase();
 
 beforeAll(async () => {
   orm = await openOrm(inject('databaseUrl'), { poolMax: 2 });
@@ -18,7 +20,8 @@ afterAll(async () => {
   await orm.close();
 });
 
-const insert = (id: string, body: string, at: Date | null = null) => statement(`insert into ${table} (id, body, at) values (?, ?, ?)`, [id, body, at]);
+const insert = (id: string, body: string, at: Date | null = null) =>
+  statement(`insert into ${table} (id, body, at) values (?, ?, ?)`, [id, body, at]);
 /** The rows stored under an id, each timestamp as an ISO string. */
 async function rowsOf(id: string): Promise<{ body: string; at: string | null }[]> {
   const rows = await orm.em.fork().execute<{ body: string; at: string | null }[]>(`select body, at from ${table} where id = ?`, [id]);
@@ -70,10 +73,22 @@ describe('statements with bound parameters, in transactions of few round trips',
     const results = await transaction(orm.em, async (trips) => ({
       commit: [],
       result: await trips.send([
-        statement('select 10-? as difference, ?::bigint as big, ?::boolean as yes, ?::numeric as fraction, ?::text[] as list', [-5, 9007199254740993n, true, 0.25, ['a"b', 'c\\d', 'e,f', '']]),
+        statement('select 10-? as difference, ?::bigint as big, ?::boolean as yes, ?::numeric as fraction, ?::text[] as list', [
+          -5,
+          9007199254740993n,
+          true,
+          0.25,
+          ['a"b', 'c\\d', 'e,f', ''],
+        ]),
       ]),
     }));
-    expect(results[0]?.[0]).toEqual({ difference: 15, big: '9007199254740993', yes: true, fraction: '0.25', list: ['a"b', 'c\\d', 'e,f', ''] });
+    expect(results[0]?.[0]).toEqual({
+      difference: 15,
+      big: '9007199254740993',
+      yes: true,
+      fraction: '0.25',
+      list: ['a"b', 'c\\d', 'e,f', ''],
+    });
   });
 
   it('runs a statement alone on the transaction of the unit of work it is given', async () => {
@@ -86,7 +101,10 @@ describe('statements with bound parameters, in transactions of few round trips',
   });
 
   it('refuses a statement whose placeholders and parameters do not match, sending nothing', async () => {
-    const mismatched = transaction(orm.em, async () => ({ commit: [statement(`insert into ${table} (id, body) values (?, ?)`, ['only-one'])], result: null }));
+    const mismatched = transaction(orm.em, async () => ({
+      commit: [statement(`insert into ${table} (id, body) values (?, ?)`, ['only-one'])],
+      result: null,
+    }));
     await expect(mismatched).rejects.toThrow('2 placeholders for 1 parameters');
     expect(await rowsOf('only-one')).toEqual([]);
   });

@@ -25,7 +25,11 @@ let paused = false;
 
 beforeAll(async () => {
   pair = await startStreamingPair();
-  const env = { DATABASE_URL: pair.primaryUrl(DATABASE), DATABASE_REPLICA_URLS: pair.replicaUrl(DATABASE), REPLICA_MAX_LAG_MS: GENEROUS_LAG_MS };
+  const env = {
+    DATABASE_URL: pair.primaryUrl(DATABASE),
+    DATABASE_REPLICA_URLS: pair.replicaUrl(DATABASE),
+    REPLICA_MAX_LAG_MS: GENEROUS_LAG_MS,
+  };
   // The app creates and migrates the database on the primary; the replica receives it by streaming.
   first = await startTestApp(env);
   second = await startTestApp({ ...env, REDIS_PREFIX: first.settings.redisPrefix }, ['api']);
@@ -116,10 +120,18 @@ describe('reads on a streaming replica', () => {
     const post = await createPost(first.client, owner, topic);
 
     // Another reader, with the ETag of the state before: the new fingerprint names a commit the replica lacks, so the primary answers.
-    const after = await second.client.get('/api/forum/posts', { projectSlug: slug }, { headers: { 'if-none-match': before.headers.get('etag') ?? '' } });
+    const after = await second.client.get(
+      '/api/forum/posts',
+      { projectSlug: slug },
+      { headers: { 'if-none-match': before.headers.get('etag') ?? '' } },
+    );
     expect(after.status).toBe(200);
     expect(after.body.posts.map((p: { id: string }) => p.id)).toEqual([post.id]);
-    const again = await second.client.get('/api/forum/posts', { projectSlug: slug }, { headers: { 'if-none-match': after.headers.get('etag') ?? '' } });
+    const again = await second.client.get(
+      '/api/forum/posts',
+      { projectSlug: slug },
+      { headers: { 'if-none-match': after.headers.get('etag') ?? '' } },
+    );
     expect(again.status).toBe(304);
   });
 
@@ -137,7 +149,15 @@ describe('reads on a streaming replica', () => {
   });
 
   it('skips a replica that lags past REPLICA_MAX_LAG_MS', async () => {
-    const strict = await startTestApp({ DATABASE_URL: pair.primaryUrl(DATABASE), DATABASE_REPLICA_URLS: pair.replicaUrl(DATABASE), REPLICA_MAX_LAG_MS: '300', REDIS_PREFIX: first.settings.redisPrefix }, ['api']);
+    const strict = await startTestApp(
+      {
+        DATABASE_URL: pair.primaryUrl(DATABASE),
+        DATABASE_REPLICA_URLS: pair.replicaUrl(DATABASE),
+        REPLICA_MAX_LAG_MS: '300',
+        REDIS_PREFIX: first.settings.redisPrefix,
+      },
+      ['api'],
+    );
     try {
       const { slug } = await ownerWithProject();
       await replicaCaughtUp();
@@ -164,7 +184,13 @@ describe('reads on a streaming replica', () => {
     expect(new Set(posts.map((p) => p.id)).size).toBe(16);
 
     const calls = async (fragment: string) =>
-      Number(await pair.sql('primary', `select coalesce(sum(calls), 0) from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database()) and query like '%${fragment}%'`, DATABASE));
+      Number(
+        await pair.sql(
+          'primary',
+          `select coalesce(sum(calls), 0) from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database()) and query like '%${fragment}%'`,
+          DATABASE,
+        ),
+      );
     const positions = await calls('pg_current_wal_lsn()');
     // Every batch transaction takes its partition locks in exactly one statement.
     const batches = await calls('pg_advisory_xact_lock(hashtext(k))');
@@ -189,6 +215,9 @@ describe('reads on a streaming replica', () => {
     }
     const topic = await createTopic(first.client, owner, slug);
     const topics = await second.client.get('/api/forum/topics', { projectSlug: slug });
-    expect({ status: topics.status, ids: topics.body.topics.map((t: { id: string }) => t.id) }).toEqual({ status: 200, ids: [topic.topicId] });
+    expect({ status: topics.status, ids: topics.body.topics.map((t: { id: string }) => t.id) }).toEqual({
+      status: 200,
+      ids: [topic.topicId],
+    });
   });
 });

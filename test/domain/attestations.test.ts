@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { ATTESTATION_CLAIM_MAX, attestationExpiry, attestationStatus, claimRule, evidenceUrlRule, expiresAtRule, kindRule } from '../../src/domain/attestations.ts';
+import {
+  ATTESTATION_CLAIM_MAX,
+  attestationExpiry,
+  attestationStatus,
+  claimRule,
+  evidenceUrlRule,
+  expiresAtRule,
+  kindRule,
+} from '../../src/domain/attestations.ts';
 import { ApiError } from '../../src/errors.ts';
 
 const DAY = 86_400_000;
@@ -47,7 +55,14 @@ describe('attestation parameters', () => {
 
 describe('RFC 3339 expiry timestamps', () => {
   it('accepts UTC, lowercase separators, an offset and up to nine fraction digits', () => {
-    for (const value of ['2027-01-31T10:00:00Z', '2027-01-31t10:00:00z', '2027-01-31T10:00:00+02:00', '2027-01-31T10:00:00-05:30', '2027-01-31T10:00:00.123456789Z', '2027-01-31T10:00:00.5Z']) {
+    for (const value of [
+      '2027-01-31T10:00:00Z',
+      '2027-01-31t10:00:00z',
+      '2027-01-31T10:00:00+02:00',
+      '2027-01-31T10:00:00-05:30',
+      '2027-01-31T10:00:00.123456789Z',
+      '2027-01-31T10:00:00.5Z',
+    ]) {
       expect(valid(expiresAtRule, value), value).toBe(true);
     }
   });

@@ -35,7 +35,9 @@ describe('reputation score', () => {
   it('subtracts half a point per contest received and never goes below 0 or above 100', () => {
     expect(reputationScore(signals({ postCount: 10, contestReceived: 4 }), now)).toBe(8);
     expect(reputationScore(signals({ contestReceived: 1000 }), now)).toBe(0);
-    expect(reputationScore(signals({ createdAt: agedMs(400 * DAY), postCount: 1000, votesCast: 1000, supportReceived: 1000 }), now)).toBe(100);
+    expect(reputationScore(signals({ createdAt: agedMs(400 * DAY), postCount: 1000, votesCast: 1000, supportReceived: 1000 }), now)).toBe(
+      100,
+    );
   });
 
   it('measures age from createdAt to the given clock, never negative', () => {

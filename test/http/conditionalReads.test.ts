@@ -44,7 +44,11 @@ describe('conditional reads', () => {
 
   it('supports conditional reads of agents/me', async () => {
     const first = await t.client.get('/api/forum/agents/me', {}, { token: agent.token });
-    const again = await t.client.get('/api/forum/agents/me', {}, { token: agent.token, headers: { 'if-none-match': first.headers.get('etag') ?? '' } });
+    const again = await t.client.get(
+      '/api/forum/agents/me',
+      {},
+      { token: agent.token, headers: { 'if-none-match': first.headers.get('etag') ?? '' } },
+    );
     expect(again.status).toBe(304);
   });
 });

@@ -14,7 +14,10 @@ let child: ServiceProcess;
 
 beforeAll(async () => {
   await bPostgres.open();
-  child = await startServiceProcess('src/bin/main.ts', ['api'], { REDIS_PREFIX: a.settings.redisPrefix, DATABASE_URL: bPostgres.url(inject('databaseUrl')) });
+  child = await startServiceProcess('src/bin/main.ts', ['api'], {
+    REDIS_PREFIX: a.settings.redisPrefix,
+    DATABASE_URL: bPostgres.url(inject('databaseUrl')),
+  });
   b = child.client;
   await until(async () => (await b.get('/readyz')).status === 200, 30_000, 'the second API instance to be ready');
 });
@@ -41,7 +44,11 @@ describe('cached token lookups across API instances', () => {
     // B cannot reach Postgres now: a token it had to look up again would be 503, not a 304 to this agent.
     await bPostgres.close();
     try {
-      const cached = await b.get('/api/forum/agents/me', {}, { token: agent.token, headers: { ...plain, 'if-none-match': looked.headers.get('etag') ?? '' } });
+      const cached = await b.get(
+        '/api/forum/agents/me',
+        {},
+        { token: agent.token, headers: { ...plain, 'if-none-match': looked.headers.get('etag') ?? '' } },
+      );
       expect(cached.status).toBe(304);
       const unknown = await me(b, 'agora_never-issued-token');
       expect({ status: unknown.status, code: unknown.body.error.code }).toEqual({ status: 503, code: 'service_unavailable' });
@@ -119,7 +126,9 @@ describe('cached token lookups across API instances', () => {
     const agent = await registerAgent(a.client);
     const other = await secondToken(agent);
     expect((await b.get('/api/forum/posts', { limit: '5' }, { token: other.token })).status).toBe(200);
-    expect((await a.client.post('/api/forum/tokens', { action: 'revoke', tokenId: other.tokenId }, { token: agent.token })).status).toBe(200);
+    expect((await a.client.post('/api/forum/tokens', { action: 'revoke', tokenId: other.tokenId }, { token: agent.token })).status).toBe(
+      200,
+    );
     const refused = await b.get('/api/forum/posts', { limit: 'many' }, { token: other.token });
     expect(refused.status).toBe(401);
     expect(refused.body.error.code).toBe('invalid_token');

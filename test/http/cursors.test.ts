@@ -54,11 +54,19 @@ describe('cursors', () => {
     // The greatest id there can be: it sorts after every record.
     const future = `prj_${'z'.repeat(26)}`;
     const page = await listed({ cursor: cursorOf(future) });
-    expect({ status: page.status, projects: page.body.projects, nextCursor: page.body.nextCursor }).toEqual({ status: 200, projects: [], nextCursor: null });
+    expect({ status: page.status, projects: page.body.projects, nextCursor: page.body.nextCursor }).toEqual({
+      status: 200,
+      projects: [],
+      nextCursor: null,
+    });
   });
 
   it('refuses a cursor that decodes to no record id with 400 invalid_request on the cursor field', async () => {
     const page = await listed({ cursor: cursorOf('not a record id') });
-    expect({ status: page.status, code: page.body.error.code, field: page.body.error.details?.[0]?.field }).toEqual({ status: 400, code: 'invalid_request', field: 'cursor' });
+    expect({ status: page.status, code: page.body.error.code, field: page.body.error.details?.[0]?.field }).toEqual({
+      status: 400,
+      code: 'invalid_request',
+      field: 'cursor',
+    });
   });
 });

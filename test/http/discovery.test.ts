@@ -13,23 +13,73 @@ describe('discovery and openapi.json', () => {
     const reply = await t.client.get('/api/forum');
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({ apiVersion: '2026-09-11', ok: true, name: 'Agora' });
-    for (const field of ['authentication', 'capabilities', 'endpoints', 'identityFlow', 'accountConnections', 'mutationConvention', 'readConvention', 'eventConvention', 'eventCheckpoints', 'profiles', 'registration', 'credentialLifecycle', 'moderation', 'reputation', 'stewardship', 'governance', 'conciliarReview', 'attestations']) {
+    for (const field of [
+      'authentication',
+      'capabilities',
+      'endpoints',
+      'identityFlow',
+      'accountConnections',
+      'mutationConvention',
+      'readConvention',
+      'eventConvention',
+      'eventCheckpoints',
+      'profiles',
+      'registration',
+      'credentialLifecycle',
+      'moderation',
+      'reputation',
+      'stewardship',
+      'governance',
+      'conciliarReview',
+      'attestations',
+    ]) {
       expect(reply.body[field], field).toBeDefined();
     }
     expect(Object.keys(reply.body.authentication).sort()).toEqual(['getOnlyFallback', 'preferred', 'warning']);
     expect(reply.body.capabilities).toHaveLength(26);
     expect(Object.keys(reply.body.endpoints).sort()).toEqual(
-      ['accountLinks', 'agents', 'appeals', 'attestations', 'challenge', 'checkpoints', 'events', 'eventStream', 'feed', 'flags', 'follows', 'keyRotation', 'memberships', 'me', 'moderation', 'openapi', 'posts', 'profiles', 'projects', 'proposals', 'register', 'reviews', 'tokens', 'topics', 'votes'].sort(),
+      [
+        'accountLinks',
+        'agents',
+        'appeals',
+        'attestations',
+        'challenge',
+        'checkpoints',
+        'events',
+        'eventStream',
+        'feed',
+        'flags',
+        'follows',
+        'keyRotation',
+        'memberships',
+        'me',
+        'moderation',
+        'openapi',
+        'posts',
+        'profiles',
+        'projects',
+        'proposals',
+        'register',
+        'reviews',
+        'tokens',
+        'topics',
+        'votes',
+      ].sort(),
     );
   });
 
   it('describes the live event stream in the discovery document and in openapi.json', async () => {
     const discovery = (await t.client.get('/api/forum')).body;
     expect(discovery.endpoints.eventStream).toBe('/api/forum/events/stream');
-    expect(discovery.eventConvention.stream).toMatchObject({ limits: { concurrentPerAgent: expect.any(Number), perInstance: expect.any(Number) }, resume: expect.stringContaining('Last-Event-ID') });
+    expect(discovery.eventConvention.stream).toMatchObject({
+      limits: { concurrentPerAgent: expect.any(Number), perInstance: expect.any(Number) },
+      resume: expect.stringContaining('Last-Event-ID'),
+    });
     const operation = (await t.client.get('/api/forum/openapi.json')).body.paths['/api/forum/events/stream'].get;
     expect(Object.keys(operation.responses['200'].content)).toEqual(['text/event-stream']);
-    expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['since', 'type', 'projectSlug', 'topicSlug', 'followed', 'view', 'access_token', 'Last-Event-ID']));
+    expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['since', 'type', 'projectSlug', 'topicSlug', 'followed', 'view', 'access_token', 'Last-Event-ID']),
+    );
     expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '429', '503']));
   });
 
@@ -47,7 +97,9 @@ describe('discovery and openapi.json', () => {
     const spec = (await t.client.get('/api/forum/openapi.json')).body;
     const challenge = spec.paths['/api/forum/agents/challenge'].get.parameters as { name: string; schema: { pattern?: string } }[];
     expect(challenge.find((p) => p.name === 'handle')?.schema.pattern).toBe('^[a-z0-9][a-z0-9_-]{1,31}$');
-    const limit = (spec.paths['/api/forum/projects'].get.parameters as { name: string; schema: { maximum?: number } }[]).find((p) => p.name === 'limit');
+    const limit = (spec.paths['/api/forum/projects'].get.parameters as { name: string; schema: { maximum?: number } }[]).find(
+      (p) => p.name === 'limit',
+    );
     expect(limit?.schema.maximum).toBe(100);
   });
 
@@ -55,7 +107,10 @@ describe('discovery and openapi.json', () => {
     const spec = (await t.client.get('/api/forum/openapi.json')).body;
     const listed = (path: string, code: ErrorCode): boolean => {
       const description: string = spec.paths[path].post.responses[String(errorStatus[code])]?.description ?? '';
-      return description.slice(description.lastIndexOf(': ') + 2).split(', ').includes(code);
+      return description
+        .slice(description.lastIndexOf(': ') + 2)
+        .split(', ')
+        .includes(code);
     };
     for (const endpoint of forumEndpoints(t.settings)) {
       for (const [name, action] of Object.entries(endpoint.actions ?? {})) {

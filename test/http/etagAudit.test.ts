@@ -33,7 +33,10 @@ let callers: Caller[];
 /** A second session of the same agent: a new challenge signed with its key. */
 async function secondToken(agent: TestAgent): Promise<string> {
   const challenge = await t.client.get('/api/forum/agents/challenge', { handle: agent.handle, publicKey: agent.keys.publicKey });
-  const resumed = await t.client.get('/api/forum/agents/register', { challengeId: challenge.body.challenge.challengeId, signature: signMessage(agent.keys, challenge.body.challenge.message) });
+  const resumed = await t.client.get('/api/forum/agents/register', {
+    challengeId: challenge.body.challenge.challengeId,
+    signature: signMessage(agent.keys, challenge.body.challenge.message),
+  });
   return resumed.body.accessToken as string;
 }
 
@@ -44,13 +47,41 @@ beforeAll(async () => {
   const topic = await createTopic(t.client, a, projectSlug);
   const post = await createPost(t.client, a, topic);
   await createPost(t.client, b, topic, { parentPostId: post.id });
-  expect((await t.client.post('/api/forum/votes', { action: 'cast', postId: post.id, value: 'support' }, { token: b.token })).status).toBe(200);
-  expect((await t.client.post('/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug }, { token: a.token })).status).toBe(200);
-  expect((await t.client.post('/api/forum/follows', { action: 'follow', targetType: 'topic', projectSlug, topicSlug: topic.topicSlug }, { token: b.token })).status).toBe(200);
-  expect((await t.client.post('/api/forum/flags', { action: 'create', postId: post.id, reasonCode: 'spam' }, { token: b.token })).status).toBe(200);
+  expect((await t.client.post('/api/forum/votes', { action: 'cast', postId: post.id, value: 'support' }, { token: b.token })).status).toBe(
+    200,
+  );
+  expect(
+    (await t.client.post('/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug }, { token: a.token })).status,
+  ).toBe(200);
+  expect(
+    (
+      await t.client.post(
+        '/api/forum/follows',
+        { action: 'follow', targetType: 'topic', projectSlug, topicSlug: topic.topicSlug },
+        { token: b.token },
+      )
+    ).status,
+  ).toBe(200);
+  expect(
+    (await t.client.post('/api/forum/flags', { action: 'create', postId: post.id, reasonCode: 'spam' }, { token: b.token })).status,
+  ).toBe(200);
   await openCase(t.client, a);
   await openCase(t.client, b, { kind: 'beacon' });
-  values = { projectSlug, topicSlug: topic.topicSlug, postId: post.id, rootPostId: post.id, author: a.handle, handle: a.handle, agentId: a.agentId, subject: a.handle, issuer: a.handle, eventId: '1', first: '1', since: '0', targetType: 'project' };
+  values = {
+    projectSlug,
+    topicSlug: topic.topicSlug,
+    postId: post.id,
+    rootPostId: post.id,
+    author: a.handle,
+    handle: a.handle,
+    agentId: a.agentId,
+    subject: a.handle,
+    issuer: a.handle,
+    eventId: '1',
+    first: '1',
+    since: '0',
+    targetType: 'project',
+  };
   callers = [
     { name: 'anonymous', token: null },
     { name: 'agent A, token 1', token: a.token },
@@ -76,7 +107,9 @@ interface Answer {
 }
 
 async function read(path: string, query: Record<string, string>, caller: Caller): Promise<Answer> {
-  const response = await fetch(`${t.client.base}${path}?${new URLSearchParams(query)}`, { headers: caller.token ? { authorization: `Bearer ${caller.token}` } : {} });
+  const response = await fetch(`${t.client.base}${path}?${new URLSearchParams(query)}`, {
+    headers: caller.token ? { authorization: `Bearer ${caller.token}` } : {},
+  });
   return { status: response.status, etag: response.headers.get('etag'), body: await response.text() };
 }
 
@@ -111,7 +144,9 @@ describe('every read’s ETag covers everything its body depends on', () => {
             if (x.answer.status !== 200 || y.answer.status !== 200 || x.answer.etag === null) continue;
             compared++;
             if (x.answer.etag === y.answer.etag && x.answer.body !== y.answer.body) {
-              conflicts.push(`${operation.path}?${new URLSearchParams(query)}: ${x.caller.name} and ${y.caller.name} share ETag ${x.answer.etag} with different bodies`);
+              conflicts.push(
+                `${operation.path}?${new URLSearchParams(query)}: ${x.caller.name} and ${y.caller.name} share ETag ${x.answer.etag} with different bodies`,
+              );
             }
           }
         }

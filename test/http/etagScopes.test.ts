@@ -23,14 +23,23 @@ afterAll(async () => {
 });
 
 const hits = async (t: TestApp) => sample(await scrapeMetrics(t), 'agora_read_cache_total', 'outcome="hit"');
-const me = (agent: TestAgent, etag?: string) => a.client.get('/api/forum/agents/me', {}, { token: agent.token, headers: etag ? { 'if-none-match': etag } : {} });
+const me = (agent: TestAgent, etag?: string) =>
+  a.client.get('/api/forum/agents/me', {}, { token: agent.token, headers: etag ? { 'if-none-match': etag } : {} });
 
 describe('agents/me’s ETag', () => {
   it('stays put while other agents post, vote and register', async () => {
     const reader = await registerAgent(a.client);
     const first = await me(reader);
     const post = await createPost(a.client, writer, topic);
-    expect((await a.client.post('/api/forum/votes', { action: 'cast', postId: post.id, value: 'support' }, { token: (await registerAgent(a.client)).token })).status).toBe(200);
+    expect(
+      (
+        await a.client.post(
+          '/api/forum/votes',
+          { action: 'cast', postId: post.id, value: 'support' },
+          { token: (await registerAgent(a.client)).token },
+        )
+      ).status,
+    ).toBe(200);
     const again = await me(reader, first.headers.get('etag') as string);
     expect(again.status).toBe(304);
   });
@@ -44,7 +53,9 @@ describe('agents/me’s ETag', () => {
     expect(afterPost.status).toBe(200);
     expect(afterPost.body.agent.standing.signals.posts).toBe(1);
     etag = afterPost.headers.get('etag') as string;
-    expect((await a.client.post('/api/forum/votes', { action: 'cast', postId: own.id, value: 'support' }, { token: writer.token })).status).toBe(200);
+    expect(
+      (await a.client.post('/api/forum/votes', { action: 'cast', postId: own.id, value: 'support' }, { token: writer.token })).status,
+    ).toBe(200);
     const afterSupport = await me(reader, etag);
     expect(afterSupport.status).toBe(200);
     expect(afterSupport.body.agent.standing.signals.supportReceived).toBe(1);
@@ -84,14 +95,26 @@ describe('a complete ledger page', () => {
     expect(tail.body.nextCursor).toBeNull();
     expect(tail.headers.get('cache-control')).toBe('private, no-cache');
     await createPost(a.client, writer, topic);
-    const grown = await a.client.get('/api/forum/events', { since, limit: '50', projectSlug: topic.projectSlug }, { headers: { 'if-none-match': tail.headers.get('etag') as string } });
+    const grown = await a.client.get(
+      '/api/forum/events',
+      { since, limit: '50', projectSlug: topic.projectSlug },
+      { headers: { 'if-none-match': tail.headers.get('etag') as string } },
+    );
     expect(grown.status).toBe(200);
     expect(grown.body.events.length).toBe(tail.body.events.length + 1);
   });
 
   it('is never a followed page, whose content moves with the reader’s follows', async () => {
     const reader = await registerAgent(a.client);
-    expect((await a.client.post('/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug: topic.projectSlug }, { token: reader.token })).status).toBe(200);
+    expect(
+      (
+        await a.client.post(
+          '/api/forum/follows',
+          { action: 'follow', targetType: 'project', projectSlug: topic.projectSlug },
+          { token: reader.token },
+        )
+      ).status,
+    ).toBe(200);
     for (let i = 0; i < 3; i++) await createPost(a.client, writer, topic);
     const followed = await a.client.get('/api/forum/events', { since: '0', limit: '1', followed: 'true' }, { token: reader.token });
     expect(followed.body.nextCursor).not.toBeNull();

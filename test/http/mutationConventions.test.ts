@@ -33,12 +33,20 @@ describe('mutation conventions', () => {
   });
 
   it('accepts the action in the query string of a POST', async () => {
-    const reply = await t.client.post('/api/forum/projects?action=create', { slug: unique('p-'), name: 'Query action' }, { token: agent.token });
+    const reply = await t.client.post(
+      '/api/forum/projects?action=create',
+      { slug: unique('p-'), name: 'Query action' },
+      { token: agent.token },
+    );
     expect(reply.status).toBe(200);
   });
 
   it('refuses access_token on POST: query-string credentials are GET-only', async () => {
-    const reply = await t.client.post(`/api/forum/projects?access_token=${agent.token}`, { action: 'create', slug: unique('p-'), name: 'x' });
+    const reply = await t.client.post(`/api/forum/projects?access_token=${agent.token}`, {
+      action: 'create',
+      slug: unique('p-'),
+      name: 'x',
+    });
     expect(reply.status).toBe(401);
   });
 
@@ -51,19 +59,33 @@ describe('mutation conventions', () => {
   });
 
   it('refuses unknown parameters with 400 and names them', async () => {
-    const reply = await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'x', owner: 'someone-else' }, { token: agent.token });
+    const reply = await t.client.post(
+      '/api/forum/projects',
+      { action: 'create', slug: unique('p-'), name: 'x', owner: 'someone-else' },
+      { token: agent.token },
+    );
     expect(reply.status).toBe(400);
     expect(reply.body.error.details).toEqual([expect.objectContaining({ field: 'owner' })]);
   });
 
   it('answers 400 to malformed JSON, 415 to another media type and 413 to an oversized body', async () => {
-    const badJson = await t.client.send('POST', '/api/forum/projects', '{"action":', { token: agent.token, headers: { 'content-type': 'application/json' } });
+    const badJson = await t.client.send('POST', '/api/forum/projects', '{"action":', {
+      token: agent.token,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(badJson.status).toBe(400);
     expect(badJson.body.ok).toBe(false);
-    const xml = await t.client.send('POST', '/api/forum/projects', '<x/>', { token: agent.token, headers: { 'content-type': 'application/xml' } });
+    const xml = await t.client.send('POST', '/api/forum/projects', '<x/>', {
+      token: agent.token,
+      headers: { 'content-type': 'application/xml' },
+    });
     expect(xml.status).toBe(415);
     expect(xml.body.error.code).toBe('unsupported_media_type');
-    const big = await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'x', summary: 'y'.repeat(4000) }, { token: agent.token });
+    const big = await t.client.post(
+      '/api/forum/projects',
+      { action: 'create', slug: unique('p-'), name: 'x', summary: 'y'.repeat(4000) },
+      { token: agent.token },
+    );
     expect(big.status).toBe(413);
     expect(big.body.error.code).toBe('payload_too_large');
   });
@@ -75,7 +97,10 @@ describe('mutation conventions', () => {
   });
 
   it('answers 400 to a JSON array body and to repeated query parameters', async () => {
-    const array = await t.client.send('POST', '/api/forum/projects', '[1,2]', { token: agent.token, headers: { 'content-type': 'application/json' } });
+    const array = await t.client.send('POST', '/api/forum/projects', '[1,2]', {
+      token: agent.token,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(array.status).toBe(400);
     const repeated = await t.client.send('GET', '/api/forum/projects?limit=1&limit=2', undefined);
     expect(repeated.status).toBe(400);
@@ -90,7 +115,11 @@ describe('mutation conventions', () => {
   });
 
   it('puts RateLimit headers on a successful write', async () => {
-    const reply = await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Headers' }, { token: agent.token });
+    const reply = await t.client.post(
+      '/api/forum/projects',
+      { action: 'create', slug: unique('p-'), name: 'Headers' },
+      { token: agent.token },
+    );
     expect(Number(reply.headers.get('ratelimit-limit'))).toBeGreaterThan(0);
     expect(reply.headers.get('ratelimit-remaining')).toMatch(/^\d+$/);
     expect(reply.headers.get('ratelimit-reset')).toMatch(/^\d+$/);

@@ -55,7 +55,12 @@ describe('operator surfaces', () => {
     expect(reply.status).toBe(200);
     const { queues } = (await reply.json()) as { queues: { name: string; counts: Record<string, number> }[] };
     expect(queues.map((q) => q.name).sort()).toEqual(Array.from({ length: t.settings.partitions }, (_, i) => `commands-${i}`).sort());
-    expect(queues[0]?.counts).toMatchObject({ waiting: expect.any(Number), active: expect.any(Number), failed: expect.any(Number), completed: expect.any(Number) });
+    expect(queues[0]?.counts).toMatchObject({
+      waiting: expect.any(Number),
+      active: expect.any(Number),
+      failed: expect.any(Number),
+      completed: expect.any(Number),
+    });
   });
 
   it('shows job payloads in the dashboard without token hashes', async () => {
@@ -118,14 +123,22 @@ describe('operator surfaces', () => {
   it('counts idempotent replays and retry keys reused with other parameters', async () => {
     const topic = await newTopic(t.client);
     const post = (body: string) =>
-      t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body }, { token: topic.owner.token, headers: { 'idempotency-key': 'metrics-key' } });
+      t.client.post(
+        '/api/forum/posts',
+        { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body },
+        { token: topic.owner.token, headers: { 'idempotency-key': 'metrics-key' } },
+      );
     const scrape = () => scrapeMetrics(t);
     const before = await scrape();
     expect((await post('first')).status).toBe(200);
     expect((await post('first')).headers.get('idempotency-replayed')).toBe('true');
     expect((await post('different')).status).toBe(409);
     const after = await scrape();
-    expect(sample(after, 'agora_idempotency_total', 'outcome="replayed"')).toBe(sample(before, 'agora_idempotency_total', 'outcome="replayed"') + 1);
-    expect(sample(after, 'agora_idempotency_total', 'outcome="reused"')).toBe(sample(before, 'agora_idempotency_total', 'outcome="reused"') + 1);
+    expect(sample(after, 'agora_idempotency_total', 'outcome="replayed"')).toBe(
+      sample(before, 'agora_idempotency_total', 'outcome="replayed"') + 1,
+    );
+    expect(sample(after, 'agora_idempotency_total', 'outcome="reused"')).toBe(
+      sample(before, 'agora_idempotency_total', 'outcome="reused"') + 1,
+    );
   });
 });

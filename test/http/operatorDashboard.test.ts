@@ -23,16 +23,28 @@ describe('queue dashboard in a real browser', () => {
 
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     try {
-      const context = await browser.newContext({ httpCredentials: { username: 'operator', password: OPERATOR_TOKEN }, viewport: { width: 1280, height: 800 } });
+      const context = await browser.newContext({
+        httpCredentials: { username: 'operator', password: OPERATOR_TOKEN },
+        viewport: { width: 1280, height: 800 },
+      });
       const page = await context.newPage();
       const response = await page.goto(`${t.client.base}/admin/queues`);
       expect(response?.status()).toBe(200);
       await expect(page.title()).resolves.toBe('Agora queues');
       // The board fetches its queue list from its JSON API and renders one card per queue.
-      for (let i = 0; i < t.settings.partitions; i++) await page.getByText(`commands-${i}`, { exact: true }).first().waitFor({ timeout: 15_000 });
+      for (let i = 0; i < t.settings.partitions; i++)
+        await page.getByText(`commands-${i}`, { exact: true }).first().waitFor({ timeout: 15_000 });
       await mkdir(screenshotDir, { recursive: true });
       const path = join(screenshotDir, 'queue-dashboard.png');
       await page.screenshot({ path, fullPage: false });
@@ -43,7 +55,10 @@ describe('queue dashboard in a real browser', () => {
   }, 90_000);
 
   it('refuses the board to a browser whose operator password is wrong', async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
     try {
       const context = await browser.newContext({ httpCredentials: { username: 'operator', password: 'a-wrong-password-000000' } });
       const page = await context.newPage();

@@ -25,7 +25,10 @@ const screenshotDir = process.env.UPDATE_SCREENSHOTS ? 'docs' : tmpdir();
 let browser: Browser;
 beforeAll(async () => {
   expect(existsSync(CHROMIUM), `Chromium at ${CHROMIUM}`).toBe(true);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
@@ -36,7 +39,12 @@ async function operatorPage(password = OPERATOR_TOKEN) {
   return context.newPage();
 }
 
-const postTo = (topic: TestTopic) => t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'a body only its readers see' }, { token: topic.owner.token });
+const postTo = (topic: TestTopic) =>
+  t.client.post(
+    '/api/forum/posts',
+    { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'a body only its readers see' },
+    { token: topic.owner.token },
+  );
 
 async function screenshot(page: Awaited<ReturnType<typeof operatorPage>>, name: string): Promise<void> {
   await mkdir(screenshotDir, { recursive: true });
@@ -54,7 +62,11 @@ describe('per-project pages in a real browser', () => {
     const release = await holdProjects(t, [stuck.projectSlug]);
     const replies = Promise.all([postTo(stuck), postTo(stuck), postTo(stuck), postTo(stuck)]);
     try {
-      await until(async () => sample(await scrapeMetrics(t), 'agora_project_commands_waiting', `project="${stuck.projectSlug}"`) === 4, 30_000, 'four commands of the held project waiting');
+      await until(
+        async () => sample(await scrapeMetrics(t), 'agora_project_commands_waiting', `project="${stuck.projectSlug}"`) === 4,
+        30_000,
+        'four commands of the held project waiting',
+      );
       const page = await operatorPage();
       expect((await page.goto(`${t.client.base}/admin/projects`))?.status()).toBe(200);
       const rows = page.locator('tbody tr');
@@ -62,7 +74,9 @@ describe('per-project pages in a real browser', () => {
       await expect(first.locator('td').nth(0).textContent()).resolves.toBe(stuck.projectSlug);
       await expect(first.locator('td').nth(1).textContent()).resolves.toBe('4');
       await expect(first.locator('td').nth(3).textContent()).resolves.toBe('1');
-      await expect(first.locator('td').nth(5).textContent()).resolves.toBe(`commands-${partitionOf(projectKey(stuck.projectSlug), t.settings.partitions)}`);
+      await expect(first.locator('td').nth(5).textContent()).resolves.toBe(
+        `commands-${partitionOf(projectKey(stuck.projectSlug), t.settings.partitions)}`,
+      );
       // Its first command holds the partition: a worker has it, waiting on the project's lock.
       await expect(first.locator('td').nth(6).textContent()).resolves.not.toBe('idle');
       const busyRow = rows.filter({ hasText: busy.projectSlug });
@@ -102,7 +116,9 @@ describe('per-project pages in a real browser', () => {
   });
 
   it('answers 404 with the error body for a name that cannot be a project', async () => {
-    const reply = await fetch(`${t.client.base}/admin/projects/${encodeURIComponent('<script>')}`, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } });
+    const reply = await fetch(`${t.client.base}/admin/projects/${encodeURIComponent('<script>')}`, {
+      headers: { authorization: `Bearer ${OPERATOR_TOKEN}` },
+    });
     expect(reply.status).toBe(404);
     expect(await reply.json()).toMatchObject({ ok: false, error: { code: 'not_found' } });
   });

@@ -55,7 +55,9 @@ describe('requests the HTTP parser refuses', () => {
   });
 
   it('answers a bad chunk size with the error body', async () => {
-    const answer = await onlyAnswerTo('POST /api/relay/cases HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n');
+    const answer = await onlyAnswerTo(
+      'POST /api/relay/cases HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n',
+    );
     expect(answer.status).toBe(400);
     expect(bodyOf(answer).apiVersion).toBe('2026-09-09');
   });

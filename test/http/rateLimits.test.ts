@@ -12,13 +12,21 @@ describe('durable rate limits', () => {
     const capacity = baseQuotas.project.capacity;
     const remaining: number[] = [];
     for (let i = 0; i < capacity; i++) {
-      const reply = await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Quota' }, { token: agent.token });
+      const reply = await t.client.post(
+        '/api/forum/projects',
+        { action: 'create', slug: unique('p-'), name: 'Quota' },
+        { token: agent.token },
+      );
       expect(reply.status).toBe(200);
       expect(Number(reply.headers.get('ratelimit-limit'))).toBe(capacity);
       remaining.push(Number(reply.headers.get('ratelimit-remaining')));
     }
     expect(remaining).toEqual(Array.from({ length: capacity }, (_, i) => capacity - 1 - i));
-    const blocked = await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Quota' }, { token: agent.token });
+    const blocked = await t.client.post(
+      '/api/forum/projects',
+      { action: 'create', slug: unique('p-'), name: 'Quota' },
+      { token: agent.token },
+    );
     expect(blocked.status).toBe(429);
     expect(blocked.body.error.code).toBe('rate_limited');
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
@@ -30,7 +38,11 @@ describe('durable rate limits', () => {
     const before = sample(await scrapeMetrics(t), 'agora_rate_limit_refusals_total', 'class="project"');
     let refused = 0;
     for (let i = 0; i <= baseQuotas.project.capacity + 1; i++) {
-      const reply = await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Count' }, { token: agent.token });
+      const reply = await t.client.post(
+        '/api/forum/projects',
+        { action: 'create', slug: unique('p-'), name: 'Count' },
+        { token: agent.token },
+      );
       if (reply.status === 429) refused++;
     }
     expect(refused).toBeGreaterThan(0);
@@ -42,7 +54,11 @@ describe('durable rate limits', () => {
     for (let i = 0; i < baseQuotas.project.capacity; i++) {
       await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Fill' }, { token: agent.token });
     }
-    const refused = await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Keyed' }, { token: agent.token, headers: { 'idempotency-key': 'refused-key' } });
+    const refused = await t.client.post(
+      '/api/forum/projects',
+      { action: 'create', slug: unique('p-'), name: 'Keyed' },
+      { token: agent.token, headers: { 'idempotency-key': 'refused-key' } },
+    );
     expect(refused.status).toBe(429);
     expect(await keysMatching(t.redis, `${t.settings.redisPrefix}:idem:*:refused-key`)).toEqual([]);
   });

@@ -35,15 +35,39 @@ const corpus: Record<string, string | Buffer> = {
   'non-numeric Content-Length': post('/api/forum/posts', `Content-Length: ten${CRLF}`, 'abc'),
   'Content-Length past 2^64': post('/api/forum/posts', `Content-Length: 99999999999999999999999${CRLF}`, 'abc'),
   'smuggling CL.TE': post('/api/forum/posts', `Content-Length: 6${CRLF}Transfer-Encoding: chunked${CRLF}`, `0${CRLF}${CRLF}G`),
-  'smuggling TE.CL': post('/api/forum/posts', `Transfer-Encoding: chunked${CRLF}Content-Length: 4${CRLF}`, `5c${CRLF}GPOST / HTTP/1.1${CRLF}${CRLF}0${CRLF}${CRLF}`),
+  'smuggling TE.CL': post(
+    '/api/forum/posts',
+    `Transfer-Encoding: chunked${CRLF}Content-Length: 4${CRLF}`,
+    `5c${CRLF}GPOST / HTTP/1.1${CRLF}${CRLF}0${CRLF}${CRLF}`,
+  ),
   'smuggling TE with an unknown coding': post('/api/forum/posts', `Transfer-Encoding: xchunked${CRLF}Content-Length: 3${CRLF}`, 'abc'),
-  'smuggling a request after the last chunk': post('/api/forum/posts', `Content-Type: application/json${CRLF}Transfer-Encoding: chunked${CRLF}`, `2${CRLF}{}${CRLF}0${CRLF}${CRLF}GET /admin/queues HTTP/1.1${CRLF}Host: x${CRLF}${CRLF}`),
-  'bad chunk size': post('/api/relay/cases', `Content-Type: application/json${CRLF}Transfer-Encoding: chunked${CRLF}`, `zz${CRLF}{}${CRLF}0${CRLF}${CRLF}`),
-  'chunk size overflow': post('/api/forum/posts', `Transfer-Encoding: chunked${CRLF}`, `ffffffffffffffffffff${CRLF}x${CRLF}0${CRLF}${CRLF}`),
+  'smuggling a request after the last chunk': post(
+    '/api/forum/posts',
+    `Content-Type: application/json${CRLF}Transfer-Encoding: chunked${CRLF}`,
+    `2${CRLF}{}${CRLF}0${CRLF}${CRLF}GET /admin/queues HTTP/1.1${CRLF}Host: x${CRLF}${CRLF}`,
+  ),
+  'bad chunk size': post(
+    '/api/relay/cases',
+    `Content-Type: application/json${CRLF}Transfer-Encoding: chunked${CRLF}`,
+    `zz${CRLF}{}${CRLF}0${CRLF}${CRLF}`,
+  ),
+  'chunk size overflow': post(
+    '/api/forum/posts',
+    `Transfer-Encoding: chunked${CRLF}`,
+    `ffffffffffffffffffff${CRLF}x${CRLF}0${CRLF}${CRLF}`,
+  ),
   'chunk extension junk': post('/api/forum/posts', `Transfer-Encoding: chunked${CRLF}`, `2;\x00=\x01${CRLF}{}${CRLF}0${CRLF}${CRLF}`),
-  'chunked body without its last chunk': post('/api/forum/posts', `Content-Type: application/json${CRLF}Transfer-Encoding: chunked${CRLF}`, `2${CRLF}{}${CRLF}`),
+  'chunked body without its last chunk': post(
+    '/api/forum/posts',
+    `Content-Type: application/json${CRLF}Transfer-Encoding: chunked${CRLF}`,
+    `2${CRLF}{}${CRLF}`,
+  ),
   'Expect it cannot meet': get('/api/relay/cases', `Host: x${CRLF}Expect: 999-nope${CRLF}`),
-  'Expect 100-continue with a body': post('/api/forum/posts', `Expect: 100-continue${CRLF}Content-Type: application/json${CRLF}Content-Length: 2${CRLF}`, '{}'),
+  'Expect 100-continue with a body': post(
+    '/api/forum/posts',
+    `Expect: 100-continue${CRLF}Content-Type: application/json${CRLF}Content-Length: 2${CRLF}`,
+    '{}',
+  ),
   'header flood': get('/api/forum/posts', `Host: x${CRLF}${Array.from({ length: 3000 }, (_, i) => `X-F${i}: ${i}${CRLF}`).join('')}`),
   'one oversized header value': get('/api/relay/cases', `Host: x${CRLF}X-Big: ${'b'.repeat(40_000)}${CRLF}`),
   'oversized request line': get(`/api/forum/posts?q=${'q'.repeat(40_000)}`),
@@ -70,7 +94,11 @@ const corpus: Record<string, string | Buffer> = {
   'dot segments': get('/api/forum/../../../etc/passwd'),
   'no Host in HTTP/1.1': `GET /api/forum/posts HTTP/1.1${CRLF}${CRLF}`,
   'two Host headers': get('/api/forum/posts', `Host: a${CRLF}Host: b${CRLF}`),
-  'Latin-1 bytes in a header': Buffer.concat([Buffer.from(`GET /api/forum/posts HTTP/1.1${CRLF}Host: x${CRLF}X-L: `), Buffer.from([0xe9, 0xff, 0xfe]), Buffer.from(`${CRLF}${CRLF}`)]),
+  'Latin-1 bytes in a header': Buffer.concat([
+    Buffer.from(`GET /api/forum/posts HTTP/1.1${CRLF}Host: x${CRLF}X-L: `),
+    Buffer.from([0xe9, 0xff, 0xfe]),
+    Buffer.from(`${CRLF}${CRLF}`),
+  ]),
   'invalid JSON body': post('/api/forum/posts', `Content-Type: application/json${CRLF}Content-Length: 9${CRLF}`, '{"action"'),
   'form body with thousands of fields': (() => {
     const body = Array.from({ length: 5000 }, (_, i) => `f${i}=${i}`).join('&');
@@ -97,8 +125,16 @@ const SEEDS = [
   get('/api/forum/posts?projectSlug=demo&limit=5'),
   get('/api/relay/cases?access_token=agora_x'),
   get('/api/forum/events?since=0', `Host: x${CRLF}If-None-Match: "abc"${CRLF}`),
-  post('/api/forum/posts', `Authorization: Bearer agora_fake${CRLF}Content-Type: application/json${CRLF}Content-Length: 17${CRLF}`, '{"action":"create"}'),
-  post('/api/relay/cases', `Content-Type: application/x-www-form-urlencoded${CRLF}Transfer-Encoding: chunked${CRLF}`, `d${CRLF}action=create${CRLF}0${CRLF}${CRLF}`),
+  post(
+    '/api/forum/posts',
+    `Authorization: Bearer agora_fake${CRLF}Content-Type: application/json${CRLF}Content-Length: 17${CRLF}`,
+    '{"action":"create"}',
+  ),
+  post(
+    '/api/relay/cases',
+    `Content-Type: application/x-www-form-urlencoded${CRLF}Transfer-Encoding: chunked${CRLF}`,
+    `d${CRLF}action=create${CRLF}0${CRLF}${CRLF}`,
+  ),
 ];
 const INTERESTING = [0x00, 0x0d, 0x0a, 0x20, 0x3a, 0x09, 0x25, 0x3f, 0x2f, 0x7f, 0x80, 0xff, 0x22, 0x3b, 0x2c];
 
@@ -129,10 +165,20 @@ function mutate(random: () => number): Buffer {
         break;
       }
       case 4:
-        bytes = Buffer.from(bytes.toString('latin1').replace(/^\S+/, pick(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'TRACE', 'CONNECT', 'PRI', 'X', ''])), 'latin1');
+        bytes = Buffer.from(
+          bytes
+            .toString('latin1')
+            .replace(/^\S+/, pick(['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'TRACE', 'CONNECT', 'PRI', 'X', ''])),
+          'latin1',
+        );
         break;
       case 5:
-        bytes = Buffer.from(bytes.toString('latin1').replace(/HTTP\/1\.1/, pick(['HTTP/1.0', 'HTTP/2.0', 'HTTP/1.', 'HTTP/11', 'http/1.1', 'HTTP/1.1 extra', ''])), 'latin1');
+        bytes = Buffer.from(
+          bytes
+            .toString('latin1')
+            .replace(/HTTP\/1\.1/, pick(['HTTP/1.0', 'HTTP/2.0', 'HTTP/1.', 'HTTP/11', 'http/1.1', 'HTTP/1.1 extra', ''])),
+          'latin1',
+        );
         break;
       default:
         bytes = bytes.subarray(0, Math.floor(random() * bytes.length));

@@ -14,12 +14,24 @@ describe('admission limits', () => {
       status = (await t.client.get('/api/forum/agents/challenge', { handle: unique('rl'), publicKey: newKeyPair().publicKey })).status;
     }
     expect(status).toBe(429);
-    const challenge = await t.client.get('/api/forum/agents/challenge', { handle: unique('rl'), publicKey: newKeyPair().publicKey }, { token: insider.token });
+    const challenge = await t.client.get(
+      '/api/forum/agents/challenge',
+      { handle: unique('rl'), publicKey: newKeyPair().publicKey },
+      { token: insider.token },
+    );
     expect(challenge.status).toBe(429);
     expect(challenge.headers.get('retry-after')).toMatch(/^\d+$/);
-    const viaQuery = await t.client.get('/api/forum/agents/challenge', { handle: unique('rl'), publicKey: newKeyPair().publicKey, access_token: insider.token });
+    const viaQuery = await t.client.get('/api/forum/agents/challenge', {
+      handle: unique('rl'),
+      publicKey: newKeyPair().publicKey,
+      access_token: insider.token,
+    });
     expect(viaQuery.status).toBe(429);
-    const register = await t.client.post('/api/forum/agents/register', { challengeId: 'chl_never_issued_0000000000', signature: 'A'.repeat(86) }, { token: insider.token });
+    const register = await t.client.post(
+      '/api/forum/agents/register',
+      { challengeId: 'chl_never_issued_0000000000', signature: 'A'.repeat(86) },
+      { token: insider.token },
+    );
     expect(register.status).toBe(429);
   });
 });

@@ -16,8 +16,14 @@ beforeAll(async () => {
   b = await startTestApp({ OPERATOR_TOKEN: operatorToken, REDIS_PREFIX: a.settings.redisPrefix }, ['api']);
   author = await registerAgent(a.client);
   projectSlug = `rr-${author.handle.slice(-8)}`;
-  expect((await a.client.post('/api/forum/projects', { action: 'create', slug: projectSlug, name: 'Rendered reads' }, { token: author.token })).status).toBe(200);
-  expect((await a.client.post('/api/forum/topics', { action: 'create', projectSlug, title: 'General', topicSlug }, { token: author.token })).status).toBe(200);
+  expect(
+    (await a.client.post('/api/forum/projects', { action: 'create', slug: projectSlug, name: 'Rendered reads' }, { token: author.token }))
+      .status,
+  ).toBe(200);
+  expect(
+    (await a.client.post('/api/forum/topics', { action: 'create', projectSlug, title: 'General', topicSlug }, { token: author.token }))
+      .status,
+  ).toBe(200);
 });
 afterAll(async () => {
   await b?.stop();
@@ -25,7 +31,8 @@ afterAll(async () => {
 
 const hits = async (app: TestApp) => sample(await scrapeMetrics(app), 'agora_read_cache_total', 'outcome="hit"');
 const listing = (client: Client) => client.get('/api/forum/posts', { projectSlug });
-const write = (body: string) => a.client.post('/api/forum/posts', { action: 'create', projectSlug, topicSlug, body }, { token: author.token });
+const write = (body: string) =>
+  a.client.post('/api/forum/posts', { action: 'create', projectSlug, topicSlug, body }, { token: author.token });
 
 describe('rendered reads', () => {
   it('answers a repeated full read with the bytes rendered before and counts the hit in /metrics', async () => {
@@ -90,9 +97,12 @@ describe('rendered reads', () => {
 
 describe('the rendered-read bound', () => {
   it('keeps no more bytes of bodies than READ_CACHE_BYTES, whatever it is asked to keep', async () => {
-    const small = await startTestApp({ OPERATOR_TOKEN: operatorToken, REDIS_PREFIX: a.settings.redisPrefix, READ_CACHE_BYTES: '8000' }, ['api']);
+    const small = await startTestApp({ OPERATOR_TOKEN: operatorToken, REDIS_PREFIX: a.settings.redisPrefix, READ_CACHE_BYTES: '8000' }, [
+      'api',
+    ]);
     try {
-      for (let limit = 1; limit <= 20; limit++) expect((await small.client.get('/api/forum/posts', { projectSlug, limit: String(limit) })).status).toBe(200);
+      for (let limit = 1; limit <= 20; limit++)
+        expect((await small.client.get('/api/forum/posts', { projectSlug, limit: String(limit) })).status).toBe(200);
       const scrape = await scrapeMetrics(small);
       const bytes = Number(/^agora_read_cache_bytes (\d+)/m.exec(scrape)?.[1]);
       expect(bytes).toBeGreaterThan(0);
@@ -103,7 +113,9 @@ describe('the rendered-read bound', () => {
   });
 
   it('renders every read afresh when READ_CACHE_BYTES is 0', async () => {
-    const none = await startTestApp({ OPERATOR_TOKEN: operatorToken, REDIS_PREFIX: a.settings.redisPrefix, READ_CACHE_BYTES: '0' }, ['api']);
+    const none = await startTestApp({ OPERATOR_TOKEN: operatorToken, REDIS_PREFIX: a.settings.redisPrefix, READ_CACHE_BYTES: '0' }, [
+      'api',
+    ]);
     try {
       for (let i = 0; i < 3; i++) expect((await listing(none.client)).status).toBe(200);
       expect(await hits(none)).toBe(0);

@@ -29,7 +29,14 @@ describe('request logs', () => {
     expect(reply.status).toBe(200);
     expect(reply.headers.get('x-request-id')).toBe('trace-me-42');
     const line = await lineFor('trace-me-42');
-    expect(line).toMatchObject({ level: 30, requestId: 'trace-me-42', method: 'GET', route: '/api/forum/agents/me', status: 200, agentId: agent.agentId });
+    expect(line).toMatchObject({
+      level: 30,
+      requestId: 'trace-me-42',
+      method: 'GET',
+      route: '/api/forum/agents/me',
+      status: 200,
+      agentId: agent.agentId,
+    });
     expect(line.durationMs).toEqual(expect.any(Number));
     expect(requestLines().filter((l) => l.requestId === 'trace-me-42')).toHaveLength(1);
   });
@@ -54,7 +61,11 @@ describe('request logs', () => {
     const agent = await registerAgent(t.client);
     await t.client.get('/api/forum/agents/me', { access_token: agent.token }, { headers: { 'x-request-id': 'token-in-url' } });
     await t.client.get('/api/forum/agents/me', {}, { token: agent.token, headers: { 'x-request-id': 'token-in-header' } });
-    await t.client.get('/api/forum/agents/me', { access_token: 'agora_bogus_secret_value' }, { headers: { 'x-request-id': 'bad-token-in-url' } });
+    await t.client.get(
+      '/api/forum/agents/me',
+      { access_token: 'agora_bogus_secret_value' },
+      { headers: { 'x-request-id': 'bad-token-in-url' } },
+    );
     expect((await lineFor('token-in-url')).url).toBe('/api/forum/agents/me?access_token=[REDACTED]');
     await lineFor('token-in-header');
     await lineFor('bad-token-in-url');

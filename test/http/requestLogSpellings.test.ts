@@ -4,13 +4,17 @@ import { registerAgent, type TestAgent } from '../support/client.ts';
 import { useTestApp } from '../support/testApp.ts';
 
 const written: string[] = [];
-const t = useTestApp({ LOG_LEVEL: 'info', ACCOUNTS_LINK_SECRET: 'accounts-link-test-secret-0123456789' }, undefined, { logDestination: { write: (line: string) => void written.push(line) } });
+const t = useTestApp({ LOG_LEVEL: 'info', ACCOUNTS_LINK_SECRET: 'accounts-link-test-secret-0123456789' }, undefined, {
+  logDestination: { write: (line: string) => void written.push(line) },
+});
 
 /** The logged request line of a request id, once the response event has written it (bounded wait). */
 async function lineLoggedFor(requestId: string): Promise<{ url: string; route: string | null }> {
   return vi.waitFor(
     () => {
-      const line = written.map((text) => JSON.parse(text) as { requestId?: string; url?: string; route?: string | null }).find((entry) => entry.requestId === requestId && typeof entry.url === 'string');
+      const line = written
+        .map((text) => JSON.parse(text) as { requestId?: string; url?: string; route?: string | null })
+        .find((entry) => entry.requestId === requestId && typeof entry.url === 'string');
       if (!line) throw new Error(`no request line for ${requestId}`);
       return { url: line.url as string, route: line.route ?? null };
     },
@@ -20,7 +24,9 @@ async function lineLoggedFor(requestId: string): Promise<{ url: string; route: s
 
 /** A GET of the exact target (fetch keeps percent-encodings and doubled slashes as written). */
 async function getRaw(target: string, agent: TestAgent, requestId: string): Promise<number> {
-  const response = await fetch(`${t.client.base}${target}`, { headers: { authorization: `Bearer ${agent.token}`, 'x-request-id': requestId } });
+  const response = await fetch(`${t.client.base}${target}`, {
+    headers: { authorization: `Bearer ${agent.token}`, 'x-request-id': requestId },
+  });
   await response.arrayBuffer();
   return response.status;
 }
@@ -29,8 +35,22 @@ const marker = () => `private-filter-${randomBytes(6).toString('hex')}`;
 
 /** Each private read with the spellings of its path that hapi's router serves as that route. */
 const spellings = {
-  '/api/relay/cases': ['/api/rel%61y/cases', '/api/relay/cases/', '/api/relay/c%61ses', '/%61pi/relay/cases', '/api/relay%2Fcases', '/api//relay/cases', '/api/relay//cases'],
-  '/api/forum/account-links': ['/api/forum/account-link%73', '/api/forum/account-links/', '/api/forum/%61ccount-links', '/api/f%6Frum/account-links', '/api/forum//account-links'],
+  '/api/relay/cases': [
+    '/api/rel%61y/cases',
+    '/api/relay/cases/',
+    '/api/relay/c%61ses',
+    '/%61pi/relay/cases',
+    '/api/relay%2Fcases',
+    '/api//relay/cases',
+    '/api/relay//cases',
+  ],
+  '/api/forum/account-links': [
+    '/api/forum/account-link%73',
+    '/api/forum/account-links/',
+    '/api/forum/%61ccount-links',
+    '/api/f%6Frum/account-links',
+    '/api/forum//account-links',
+  ],
 };
 
 describe('the request log of a private read, however its path is spelled', () => {

@@ -50,10 +50,18 @@ describe('retry keys', () => {
   it('counts the view as a parameter: the worker answers in it, and the same key with another view is another request', async () => {
     const slug = unique('p-');
     const key = unique('k');
-    const full = await t.client.post('/api/forum/projects', { action: 'create', slug, name: 'Viewed', view: 'full' }, { token: agent.token, headers: { 'idempotency-key': key } });
+    const full = await t.client.post(
+      '/api/forum/projects',
+      { action: 'create', slug, name: 'Viewed', view: 'full' },
+      { token: agent.token, headers: { 'idempotency-key': key } },
+    );
     expect(full.status).toBe(200);
     expect(full.body.project).toMatchObject({ slug, summary: '', roster: [{ handle: agent.handle, role: 'owner', creator: true }] });
-    const compact = await t.client.post('/api/forum/projects', { action: 'create', slug, name: 'Viewed' }, { token: agent.token, headers: { 'idempotency-key': key } });
+    const compact = await t.client.post(
+      '/api/forum/projects',
+      { action: 'create', slug, name: 'Viewed' },
+      { token: agent.token, headers: { 'idempotency-key': key } },
+    );
     expect(compact.status).toBe(409);
     expect(compact.body.error.code).toBe('idempotency_key_reused');
   });
@@ -130,8 +138,12 @@ describe('retry keys', () => {
     // A fault only this command meets, on every attempt, while Postgres stays up: a trigger refusing this one slug.
     const fault = `fail_${slug.replace(/-/g, '_')}`;
     const db = t.orm.em.fork();
-    await db.execute(`create function "${fault}"() returns trigger language plpgsql as $$ begin raise exception 'injected failure'; end $$`);
-    await db.execute(`create trigger "${fault}" before insert on project for each row when (new.slug = '${slug}') execute function "${fault}"()`);
+    await db.execute(
+      `create function "${fault}"() returns trigger language plpgsql as $$ begin raise exception 'injected failure'; end $$`,
+    );
+    await db.execute(
+      `create trigger "${fault}" before insert on project for each row when (new.slug = '${slug}') execute function "${fault}"()`,
+    );
     let failed: Awaited<ReturnType<typeof create>>;
     try {
       failed = await create(slug, key);
@@ -166,7 +178,11 @@ describe('a pending retry key', () => {
 
   it('expires 10 minutes after its claim when its command never reports back', async () => {
     const key = unique('k');
-    const reply = await apiOnly.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Pending' }, { token: agent.token, headers: { 'idempotency-key': key } });
+    const reply = await apiOnly.client.post(
+      '/api/forum/projects',
+      { action: 'create', slug: unique('p-'), name: 'Pending' },
+      { token: agent.token, headers: { 'idempotency-key': key } },
+    );
     expect({ status: reply.status, code: reply.body.error.code }).toEqual({ status: 503, code: 'command_pending' });
     const entry = redisKeys(apiOnly.settings.redisPrefix).idempotency(agent.agentId, key);
     expect(JSON.parse((await apiOnly.redis.get(entry)) ?? '{}')).toMatchObject({ state: 'pending' });

@@ -14,23 +14,72 @@ const common = ['access_token', 'request_id', 'view', 'limit', 'cursor'];
 const specTable: { path: string; actions: string[]; params: string[] }[] = [
   { path: '/api/forum/agents/challenge', actions: [''], params: ['handle', 'publicKey', 'displayName', 'bio'] },
   { path: '/api/forum/agents/register', actions: [''], params: ['challengeId', 'signature'] },
-  { path: '/api/forum/agents/key-rotation', actions: ['challenge', 'complete'], params: ['newPublicKey', 'challengeId', 'oldSignature', 'newSignature', 'revokeTokens', 'access_token', 'request_id'] },
-  { path: '/api/forum/account-links', actions: ['prepare', 'confirm', 'revoke'], params: ['link_code', 'payload', 'envelope', 'signature', 'access_token', 'request_id'] },
-  { path: '/api/forum/profiles', actions: ['prepare', 'publish'], params: ['handle', 'agentId', 'history', 'displayName', 'bio', 'payload', 'envelope', 'signature', ...common] },
+  {
+    path: '/api/forum/agents/key-rotation',
+    actions: ['challenge', 'complete'],
+    params: ['newPublicKey', 'challengeId', 'oldSignature', 'newSignature', 'revokeTokens', 'access_token', 'request_id'],
+  },
+  {
+    path: '/api/forum/account-links',
+    actions: ['prepare', 'confirm', 'revoke'],
+    params: ['link_code', 'payload', 'envelope', 'signature', 'access_token', 'request_id'],
+  },
+  {
+    path: '/api/forum/profiles',
+    actions: ['prepare', 'publish'],
+    params: ['handle', 'agentId', 'history', 'displayName', 'bio', 'payload', 'envelope', 'signature', ...common],
+  },
   { path: '/api/forum/projects', actions: ['create', 'update'], params: ['name', 'slug', 'summary', 'q', 'followed', ...common] },
-  { path: '/api/forum/topics', actions: ['create', 'update', 'set-review'], params: ['projectSlug', 'title', 'topicId', 'reviewMode', 'followed', ...common] },
-  { path: '/api/forum/posts', actions: ['create'], params: ['projectSlug', 'topicSlug', 'author', 'body', 'parentPostId', 'rootPostId', 'maxDepth', 'stance', 'review', ...common] },
+  {
+    path: '/api/forum/topics',
+    actions: ['create', 'update', 'set-review'],
+    params: ['projectSlug', 'title', 'topicId', 'reviewMode', 'followed', ...common],
+  },
+  {
+    path: '/api/forum/posts',
+    actions: ['create'],
+    params: ['projectSlug', 'topicSlug', 'author', 'body', 'parentPostId', 'rootPostId', 'maxDepth', 'stance', 'review', ...common],
+  },
   { path: '/api/forum/follows', actions: ['follow', 'unfollow'], params: ['targetType', 'projectSlug', 'topicSlug', ...common] },
   { path: '/api/forum/memberships', actions: ['add', 'remove'], params: ['projectSlug', 'handle', 'role', ...common] },
-  { path: '/api/forum/proposals', actions: ['create'], params: ['projectSlug', 'kind', 'topicId', 'topicSlug', 'handle', 'role', ...common] },
+  {
+    path: '/api/forum/proposals',
+    actions: ['create'],
+    params: ['projectSlug', 'kind', 'topicId', 'topicSlug', 'handle', 'role', ...common],
+  },
   { path: '/api/forum/flags', actions: ['create'], params: ['postId', 'reasonCode', 'detail', ...common] },
-  { path: '/api/forum/attestations', actions: ['prepare', 'create', 'revoke'], params: ['issuer', 'subject', 'kind', 'claim', 'evidenceUrl', 'expiresAt', 'nonce', 'signature', 'attestationId', ...common] },
+  {
+    path: '/api/forum/attestations',
+    actions: ['prepare', 'create', 'revoke'],
+    params: ['issuer', 'subject', 'kind', 'claim', 'evidenceUrl', 'expiresAt', 'nonce', 'signature', 'attestationId', ...common],
+  },
   { path: '/api/forum/moderation', actions: ['set'], params: ['postId', 'state', 'reasonCode', 'detail', ...common] },
   { path: '/api/forum/appeals', actions: ['create', 'decide'], params: ['postId', 'appealId', 'reason', 'status', 'detail', ...common] },
   { path: '/api/forum/tokens', actions: ['revoke', 'revoke-others'], params: ['tokenId', ...common] },
-  { path: '/api/forum/checkpoints', actions: ['prepare', 'publish'], params: ['projectSlug', 'signerFingerprint', 'payload', 'envelope', 'signature', ...common] },
+  {
+    path: '/api/forum/checkpoints',
+    actions: ['prepare', 'publish'],
+    params: ['projectSlug', 'signerFingerprint', 'payload', 'envelope', 'signature', ...common],
+  },
   { path: '/api/forum/votes', actions: ['cast'], params: ['postId', 'value', 'rationale', ...common] },
-  { path: '/api/relay/cases', actions: ['create', 'withdraw', 'reopen', 'transition'], params: ['kind', 'urgency', 'summary', 'detail', 'safetyAcknowledged', 'reference', 'status', 'body', 'visibility', 'format', 'request_id', 'access_token'] },
+  {
+    path: '/api/relay/cases',
+    actions: ['create', 'withdraw', 'reopen', 'transition'],
+    params: [
+      'kind',
+      'urgency',
+      'summary',
+      'detail',
+      'safetyAcknowledged',
+      'reference',
+      'status',
+      'body',
+      'visibility',
+      'format',
+      'request_id',
+      'access_token',
+    ],
+  },
   { path: '/api/relay/updates', actions: ['create'], params: ['case', 'body', 'request_id', 'access_token'] },
 ];
 
@@ -38,9 +87,14 @@ const specTable: { path: string; actions: string[]; params: string[] }[] = [
 const readTable: { path: string; params: string[] }[] = [
   { path: '/api/forum/agents', params: ['handle', 'q', 'view', 'limit', 'cursor'] },
   { path: '/api/forum/agents/me', params: ['access_token'] },
-  { path: '/api/forum/events', params: ['since', 'type', 'projectSlug', 'topicSlug', 'followed', 'access_token', 'view', 'limit', 'cursor'] },
+  {
+    path: '/api/forum/events',
+    params: ['since', 'type', 'projectSlug', 'topicSlug', 'followed', 'access_token', 'view', 'limit', 'cursor'],
+  },
   { path: '/api/forum/feed', params: ['access_token', 'view', 'limit', 'cursor'] },
-  ...specTable.filter((row) => !row.path.includes('/agents/') && row.path !== '/api/forum/agents/key-rotation').map(({ path, params }) => ({ path, params })),
+  ...specTable
+    .filter((row) => !row.path.includes('/agents/') && row.path !== '/api/forum/agents/key-rotation')
+    .map(({ path, params }) => ({ path, params })),
 ];
 
 let t: TestApp;
@@ -66,7 +120,12 @@ beforeAll(async () => {
   t = await startTestApp({ ACCOUNTS_LINK_SECRET: 'spec-parameters-secret', RELAY_OPERATOR_FINGERPRINTS: fingerprintOf(operatorKeys) });
   owner = await registerAgent(t.client, undefined, operatorKeys);
   other = await registerAgent(t.client);
-  const topic = await createTopic(t.client, owner, (await t.client.post('/api/forum/projects', { action: 'create', slug: unique('sp-'), name: 'Spec params' }, { token: owner.token })).body.project.slug);
+  const topic = await createTopic(
+    t.client,
+    owner,
+    (await t.client.post('/api/forum/projects', { action: 'create', slug: unique('sp-'), name: 'Spec params' }, { token: owner.token }))
+      .body.project.slug,
+  );
   const post = await createPost(t.client, owner, topic);
   values = {
     handle: other.handle,
@@ -234,7 +293,9 @@ describe('a listing', () => {
   it('of votes answers without postId, oldest first', async () => {
     const topic = await createTopic(t.client, owner, values.projectSlug as string);
     const post = await createPost(t.client, owner, topic);
-    expect((await t.client.post('/api/forum/votes', { action: 'cast', postId: post.id, value: 'contest' }, { token: other.token })).status).toBe(200);
+    expect(
+      (await t.client.post('/api/forum/votes', { action: 'cast', postId: post.id, value: 'contest' }, { token: other.token })).status,
+    ).toBe(200);
     // Other tests' votes share the database: page oldest first until the new vote shows up.
     let found = false;
     for (let cursor: string | null = null, pages = 0; !found && pages < 1000; pages++) {
@@ -277,7 +338,10 @@ describe('a listing', () => {
     const root = await createPost(t.client, owner, topic);
     const reply = await createPost(t.client, owner, topic, { parentPostId: root.id });
     expect((await t.client.get('/api/forum/posts', { rootPostId: reply.id })).body.posts).toEqual([]);
-    expect((await t.client.get('/api/forum/posts', { rootPostId: root.id })).body.posts.map((p: { id: string }) => p.id)).toEqual([root.id, reply.id]);
+    expect((await t.client.get('/api/forum/posts', { rootPostId: root.id })).body.posts.map((p: { id: string }) => p.id)).toEqual([
+      root.id,
+      reply.id,
+    ]);
   });
 });
 
@@ -285,7 +349,17 @@ describe('a parameter listed for the endpoint but not used by the action', () =>
   it('is ignored when nothing it could disagree with: a post created with read filters lands', async () => {
     const reply = await t.client.post(
       '/api/forum/posts',
-      { action: 'create', projectSlug: values.projectSlug, topicSlug: values.topicSlug, body: 'with filters', rootPostId: 'nope', author: 'someone', maxDepth: '2', cursor: 'zzz', limit: '3' },
+      {
+        action: 'create',
+        projectSlug: values.projectSlug,
+        topicSlug: values.topicSlug,
+        body: 'with filters',
+        rootPostId: 'nope',
+        author: 'someone',
+        maxDepth: '2',
+        cursor: 'zzz',
+        limit: '3',
+      },
       { token: other.token },
     );
     expect(reply.status).toBe(200);
@@ -293,32 +367,65 @@ describe('a parameter listed for the endpoint but not used by the action', () =>
   });
 
   it('is checked on topic update: projectSlug must be the topic’s project', async () => {
-    const agree = await t.client.post('/api/forum/topics', { action: 'update', topicId: values.topicId, projectSlug: values.projectSlug, title: 'Agreed title' }, { token: owner.token });
+    const agree = await t.client.post(
+      '/api/forum/topics',
+      { action: 'update', topicId: values.topicId, projectSlug: values.projectSlug, title: 'Agreed title' },
+      { token: owner.token },
+    );
     expect(agree.status).toBe(200);
-    const disagree = await t.client.post('/api/forum/topics', { action: 'set-review', topicId: values.topicId, projectSlug: unique('elsewhere-'), reviewMode: 'conciliar' }, { token: owner.token });
+    const disagree = await t.client.post(
+      '/api/forum/topics',
+      { action: 'set-review', topicId: values.topicId, projectSlug: unique('elsewhere-'), reviewMode: 'conciliar' },
+      { token: owner.token },
+    );
     expect({ status: disagree.status, field: disagree.body.error.details?.[0]?.field }).toEqual({ status: 400, field: 'projectSlug' });
   });
 
   it('is checked on key-rotation complete: newPublicKey must be the challenge’s', async () => {
     const agent = await registerAgent(t.client);
     const next = newKeyPair();
-    const challenge = await t.client.post('/api/forum/agents/key-rotation', { action: 'challenge', newPublicKey: next.publicKey }, { token: agent.token });
+    const challenge = await t.client.post(
+      '/api/forum/agents/key-rotation',
+      { action: 'challenge', newPublicKey: next.publicKey },
+      { token: agent.token },
+    );
     const { challengeId, message } = challenge.body.challenge;
     const signatures = { oldSignature: signMessage(agent.keys, message), newSignature: signMessage(next, message) };
-    const wrong = await t.client.post('/api/forum/agents/key-rotation', { action: 'complete', challengeId, newPublicKey: newKeyPair().publicKey, ...signatures }, { token: agent.token });
+    const wrong = await t.client.post(
+      '/api/forum/agents/key-rotation',
+      { action: 'complete', challengeId, newPublicKey: newKeyPair().publicKey, ...signatures },
+      { token: agent.token },
+    );
     expect({ status: wrong.status, field: wrong.body.error.details?.[0]?.field }).toEqual({ status: 400, field: 'newPublicKey' });
-    const right = await t.client.post('/api/forum/agents/key-rotation', { action: 'complete', challengeId, newPublicKey: next.publicKey, ...signatures }, { token: agent.token });
+    const right = await t.client.post(
+      '/api/forum/agents/key-rotation',
+      { action: 'complete', challengeId, newPublicKey: next.publicKey, ...signatures },
+      { token: agent.token },
+    );
     expect(right.status).toBe(200);
-    expect({ publicKey: right.body.agent.publicKey, fingerprint: right.body.agent.fingerprint }).toEqual({ publicKey: next.publicKey, fingerprint: fingerprintOf(next) });
+    expect({ publicKey: right.body.agent.publicKey, fingerprint: right.body.agent.fingerprint }).toEqual({
+      publicKey: next.publicKey,
+      fingerprint: fingerprintOf(next),
+    });
   });
 });
 
 describe('attestation create in the spec’s own parameters', () => {
-  const fields = () => ({ subject: other.handle, kind: 'capability', claim: unique('writes parsers '), evidenceUrl: 'https://example.org/proof' });
+  const fields = () => ({
+    subject: other.handle,
+    kind: 'capability',
+    claim: unique('writes parsers '),
+    evidenceUrl: 'https://example.org/proof',
+  });
 
   it('stores the attestation from nonce and signature alone', async () => {
     const prepared = await prepare(t.client, '/api/forum/attestations', owner, fields());
-    const reply = await t.client.get('/api/forum/attestations', { action: 'create', nonce: prepared.body.nonce, signature: signMessage(owner.keys, prepared.signing.message), access_token: owner.token });
+    const reply = await t.client.get('/api/forum/attestations', {
+      action: 'create',
+      nonce: prepared.body.nonce,
+      signature: signMessage(owner.keys, prepared.signing.message),
+      access_token: owner.token,
+    });
     expect(reply.status).toBe(200);
     expect(reply.body.attestation.subject).toBe(other.handle);
   });
@@ -326,13 +433,21 @@ describe('attestation create in the spec’s own parameters', () => {
   it('stores it from the full list of the spec’s parameters when they match what was prepared', async () => {
     const stated = fields();
     const prepared = await prepare(t.client, '/api/forum/attestations', owner, stated);
-    const reply = await t.client.post('/api/forum/attestations', { action: 'create', ...stated, nonce: prepared.body.nonce, signature: signMessage(owner.keys, prepared.signing.message) }, { token: owner.token });
+    const reply = await t.client.post(
+      '/api/forum/attestations',
+      { action: 'create', ...stated, nonce: prepared.body.nonce, signature: signMessage(owner.keys, prepared.signing.message) },
+      { token: owner.token },
+    );
     expect(reply.status).toBe(200);
   });
 
   it('refuses a stated claim that differs from the prepared one with 400', async () => {
     const prepared = await prepare(t.client, '/api/forum/attestations', owner, fields());
-    const reply = await t.client.post('/api/forum/attestations', { action: 'create', ...fields(), nonce: prepared.body.nonce, signature: signMessage(owner.keys, prepared.signing.message) }, { token: owner.token });
+    const reply = await t.client.post(
+      '/api/forum/attestations',
+      { action: 'create', ...fields(), nonce: prepared.body.nonce, signature: signMessage(owner.keys, prepared.signing.message) },
+      { token: owner.token },
+    );
     expect({ status: reply.status, field: reply.body.error.details?.[0]?.field }).toEqual({ status: 400, field: 'claim' });
   });
 
@@ -341,7 +456,13 @@ describe('attestation create in the spec’s own parameters', () => {
     const second = await prepare(t.client, '/api/forum/attestations', owner, fields());
     const reply = await t.client.post(
       '/api/forum/attestations',
-      { action: 'create', nonce: first.body.nonce, payload: second.signing.payload, envelope: second.signing.envelope, signature: signMessage(owner.keys, second.signing.message) },
+      {
+        action: 'create',
+        nonce: first.body.nonce,
+        payload: second.signing.payload,
+        envelope: second.signing.envelope,
+        signature: signMessage(owner.keys, second.signing.message),
+      },
       { token: owner.token },
     );
     expect({ status: reply.status, field: reply.body.error.details?.[0]?.field }).toEqual({ status: 400, field: 'nonce' });
@@ -349,7 +470,11 @@ describe('attestation create in the spec’s own parameters', () => {
 
   it('answers 404 for a nonce another agent prepared', async () => {
     const prepared = await prepare(t.client, '/api/forum/attestations', owner, fields());
-    const reply = await t.client.post('/api/forum/attestations', { action: 'create', nonce: prepared.body.nonce, signature: signMessage(other.keys, prepared.signing.message) }, { token: other.token });
+    const reply = await t.client.post(
+      '/api/forum/attestations',
+      { action: 'create', nonce: prepared.body.nonce, signature: signMessage(other.keys, prepared.signing.message) },
+      { token: other.token },
+    );
     expect(reply.status).toBe(404);
   });
 });

@@ -13,9 +13,16 @@ const limited = useTestApp({ RATE_LIMIT_SCALE: '0.5', STREAM_MAX_PER_PROCESS: '3
 const small = useTestApp({ STREAM_BUFFER_BYTES: '65536', OPERATOR_TOKEN });
 
 /** Streams still open on the app: a client's close reaches the server a moment later. */
-const openStreams = async (t: TestApp) => Number((await scrapeMetrics(t)).split('\n').find((line) => line.startsWith('agora_event_streams_open '))?.split(' ')[1]);
+const openStreams = async (t: TestApp) =>
+  Number(
+    (await scrapeMetrics(t))
+      .split('\n')
+      .find((line) => line.startsWith('agora_event_streams_open '))
+      ?.split(' ')[1],
+  );
 
-const open = (t: TestApp, query: Record<string, string> = {}, headers: Record<string, string> = {}) => EventStreamReader.open(t.client.base, query, headers);
+const open = (t: TestApp, query: Record<string, string> = {}, headers: Record<string, string> = {}) =>
+  EventStreamReader.open(t.client.base, query, headers);
 
 describe('event stream limits', () => {
   it('refuses a third concurrent stream of one agent with 429, Retry-After and the rate headers, and takes it once one closes', async () => {
@@ -33,11 +40,14 @@ describe('event stream limits', () => {
       expect(refused.headers.get('ratelimit-remaining')).toBe('0');
       first.close();
       await expect
-        .poll(async () => {
-          const again = await EventStreamReader.connect(limited.client.base, {}, auth);
-          if (again instanceof EventStreamReader) again.close();
-          return again instanceof EventStreamReader;
-        }, { timeout: 10_000 })
+        .poll(
+          async () => {
+            const again = await EventStreamReader.connect(limited.client.base, {}, auth);
+            if (again instanceof EventStreamReader) again.close();
+            return again instanceof EventStreamReader;
+          },
+          { timeout: 10_000 },
+        )
         .toBe(true);
     } finally {
       first.close();
@@ -60,7 +70,11 @@ describe('event stream limits', () => {
   it('refuses streams past the per-process limit with 429 whoever asks', async () => {
     await expect.poll(() => openStreams(limited), { timeout: 10_000 }).toBe(0);
     const [a, b] = [await registerAgent(limited.client), await registerAgent(limited.client)];
-    const streams = [await open(limited, {}, { authorization: `Bearer ${a.token}` }), await open(limited, {}, { authorization: `Bearer ${b.token}` }), await open(limited)];
+    const streams = [
+      await open(limited, {}, { authorization: `Bearer ${a.token}` }),
+      await open(limited, {}, { authorization: `Bearer ${b.token}` }),
+      await open(limited),
+    ];
     try {
       const c = await registerAgent(limited.client);
       const refused = await limited.client.get('/api/forum/events/stream', {}, { token: c.token });
@@ -73,7 +87,9 @@ describe('event stream limits', () => {
 });
 
 describe('slow event stream consumers', () => {
-  it('cuts a client that stops reading once its buffer is full; it resumes from its last id with nothing missed', { timeout: 120_000 }, async () => {
+  it('cuts a client that stops reading once its buffer is full; it resumes from its last id with nothing missed', {
+    timeout: 120_000,
+  }, async () => {
     const since = await ledgerHead(small.orm.em.fork());
     const slow = await open(small, { since, view: 'full' });
     slow.pause();
@@ -82,13 +98,19 @@ describe('slow event stream consumers', () => {
     const cut = async () => sample(await scrapeMetrics(small), 'agora_event_streams_closed_total', 'reason="slow"');
     for (let round = 0; (await cut()) === 0; round++) {
       if (round === 20) throw new Error('the client that stopped reading was never cut');
-      await small.orm.em
-        .fork()
-        .execute(
-          `insert into outbox_event (type, data, command_id, created_at)
+      await small.orm.em.fork().execute(
+        `insert into outbox_event (type, data, command_id, created_at)
            select 'test.filled', jsonb_build_object('filler', repeat('x', 2000)), 'filler-' || gen_random_uuid(), now() from generate_series(1, 2000)`,
-        );
-      await expect.poll(async () => (await small.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from outbox_event where published_at is null'))[0]?.n, { timeout: 20_000 }).toBe(0);
+      );
+      await expect
+        .poll(
+          async () =>
+            (
+              await small.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from outbox_event where published_at is null')
+            )[0]?.n,
+          { timeout: 20_000 },
+        )
+        .toBe(0);
       await new Promise((resolve) => setTimeout(resolve, 300));
     }
     slow.resume();

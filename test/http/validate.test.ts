@@ -20,7 +20,11 @@ describe('text Postgres cannot store', () => {
 
   it('refuses a mutation parameter holding an unpaired UTF-16 surrogate with 400 invalid_request', async () => {
     // JSON.stringify keeps the lone surrogate as the escape \ud800, exactly as a client could send it.
-    const reply = await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'half \ud800 pair' }, { token: agent.token });
+    const reply = await t.client.post(
+      '/api/forum/projects',
+      { action: 'create', slug: unique('p-'), name: 'half \ud800 pair' },
+      { token: agent.token },
+    );
     expect(reply.status).toBe(400);
     expect(reply.body.error).toMatchObject({ code: 'invalid_request', details: [{ field: 'name' }] });
   });

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { CHECKPOINT_ACTION, CHECKPOINT_FORMAT, checkpointNote, checkpointOrigin, checkpointPayload, checkpointPayloadSchema, type CheckpointPayload } from '../../src/ledger/checkpointPayload.ts';
+import {
+  CHECKPOINT_ACTION,
+  CHECKPOINT_FORMAT,
+  checkpointNote,
+  checkpointOrigin,
+  checkpointPayload,
+  checkpointPayloadSchema,
+  type CheckpointPayload,
+} from '../../src/ledger/checkpointPayload.ts';
 import { encodeHash } from '../../src/ledger/leaf.ts';
 import { leafHash, rootHash } from '../../src/ledger/merkle.ts';
 import type { ProjectTree } from '../../src/ledger/tree.ts';
@@ -11,7 +19,9 @@ const head = { id: 'ckp_1', sequence: 4, treeSize: 2, rootHash: encodeHash(rootH
 
 const validPayload = (): CheckpointPayload => checkpointPayload(tree, head);
 const problems = (overrides: Record<string, unknown>): string[] =>
-  checkpointPayloadSchema.validate({ ...validPayload(), ...overrides }, { abortEarly: false }).error?.details.map((d) => d.path.join('.')) ?? [];
+  checkpointPayloadSchema
+    .validate({ ...validPayload(), ...overrides }, { abortEarly: false })
+    .error?.details.map((d) => d.path.join('.')) ?? [];
 
 describe('checkpoint payload', () => {
   it('is signed under the action name witnesses check for (sdk/src/verify.ts)', () => {
@@ -76,13 +86,20 @@ describe('checkpoint payload schema', () => {
     for (const field of ['format', 'origin', 'projectSlug', 'treeSize', 'rootHash', 'firstEventId', 'lastEventId', 'sequence', 'note']) {
       const payload: Record<string, unknown> = { ...validPayload() };
       delete payload[field];
-      expect(checkpointPayloadSchema.validate(payload).error?.details.map((d) => d.path.join('.')), field).toEqual([field]);
+      expect(
+        checkpointPayloadSchema.validate(payload).error?.details.map((d) => d.path.join('.')),
+        field,
+      ).toEqual([field]);
     }
   });
 
   it('bounds the origin to 100 characters, the slug to 64 and the note to 300', () => {
     expect(problems({ origin: 'o'.repeat(100), projectSlug: 's'.repeat(64), note: 'n'.repeat(300) })).toEqual([]);
-    expect(problems({ origin: 'o'.repeat(101), projectSlug: 's'.repeat(65), note: 'n'.repeat(301) })).toEqual(['origin', 'projectSlug', 'note']);
+    expect(problems({ origin: 'o'.repeat(101), projectSlug: 's'.repeat(65), note: 'n'.repeat(301) })).toEqual([
+      'origin',
+      'projectSlug',
+      'note',
+    ]);
   });
 
   it('takes a tree size from 1 to the largest safe integer', () => {

@@ -165,7 +165,16 @@ describe('one ledger fan-out per API instance', () => {
     await stream.until(() => stream.events.length >= 2);
     await ownRedis.restart();
     // Posting needs Redis back in every process of the writer: the first posts after the restart may answer 503.
-    await expect.poll(() => createPost(writer.client, author, topic).then(() => true, () => false), { timeout: 20_000, interval: 200 }).toBe(true);
+    await expect
+      .poll(
+        () =>
+          createPost(writer.client, author, topic).then(
+            () => true,
+            () => false,
+          ),
+        { timeout: 20_000, interval: 200 },
+      )
+      .toBe(true);
     await post(1);
     stream.close();
     await resumeAndCompare(stream, since, 2);

@@ -28,7 +28,10 @@ describe('ledger leaves', () => {
   });
 
   it('hashes the UTF-8 bytes of the canonical JSON as an RFC 6962 leaf', () => {
-    const expected = createHash('sha256').update(Buffer.from([0])).update(Buffer.from(eventLeaf(event), 'utf8')).digest();
+    const expected = createHash('sha256')
+      .update(Buffer.from([0]))
+      .update(Buffer.from(eventLeaf(event), 'utf8'))
+      .digest();
     expect(Buffer.from(eventLeafHash(event)).equals(expected)).toBe(true);
   });
 });

@@ -1,13 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  consistencyProof,
-  emptyRoot,
-  inclusionProof,
-  leafHash,
-  rootHash,
-  type Hash,
-} from '../../src/ledger/merkle.ts';
+import { consistencyProof, emptyRoot, inclusionProof, leafHash, rootHash, type Hash } from '../../src/ledger/merkle.ts';
 // What a witness verifies with: the SDK's WebCrypto implementation, checked against the server's proofs.
 import { rootHash as witnessRoot, verifyConsistency, verifyInclusion } from '../../sdk/src/merkle.ts';
 
@@ -35,7 +28,9 @@ function naivePath(m: number, data: Buffer[]): Buffer[] {
 function naiveSubproof(m: number, data: Buffer[], b: boolean): Buffer[] {
   if (m === data.length) return b ? [] : [mth(data)];
   const k = largestPowerBelow(data.length);
-  return m <= k ? [...naiveSubproof(m, data.slice(0, k), b), mth(data.slice(k))] : [...naiveSubproof(m - k, data.slice(k), false), mth(data.slice(0, k))];
+  return m <= k
+    ? [...naiveSubproof(m, data.slice(0, k), b), mth(data.slice(k))]
+    : [...naiveSubproof(m - k, data.slice(k), false), mth(data.slice(0, k))];
 }
 
 const dataOf = (n: number): Buffer[] => Array.from({ length: n }, (_, i) => Buffer.from(`leaf ${i}`));
@@ -52,7 +47,9 @@ describe('RFC 6962 Merkle tree', () => {
   });
 
   it('reproduces the certificate-transparency reference roots for trees of 1 to 8 leaves', async () => {
-    const ctLeaves = ['', '00', '10', '2021', '3031', '40414243', '5051525354555657', '606162636465666768696a6b6c6d6e6f'].map((h) => leafHash(Buffer.from(h, 'hex')));
+    const ctLeaves = ['', '00', '10', '2021', '3031', '40414243', '5051525354555657', '606162636465666768696a6b6c6d6e6f'].map((h) =>
+      leafHash(Buffer.from(h, 'hex')),
+    );
     const ctRoots = [
       '6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d',
       'fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125',

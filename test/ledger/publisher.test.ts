@@ -52,7 +52,9 @@ describe('ledger publisher', () => {
     const outboxId = await orm.em.fork().transactional((tx) => insertOutbox(tx, projectSlug, 3));
     await Promise.all([publishPending(orm.em, 500, 'wait'), publishPending(orm.em, 500, 'wait'), publishPending(orm.em)]);
     expect(await orm.em.fork().count(LedgerEvent, { outboxId })).toBe(1);
-    const [outbox] = await orm.em.fork().execute<{ published: boolean }[]>('select published_at is not null as published from outbox_event where id = ?', [outboxId]);
+    const [outbox] = await orm.em
+      .fork()
+      .execute<{ published: boolean }[]>('select published_at is not null as published from outbox_event where id = ?', [outboxId]);
     expect(outbox?.published).toBe(true);
     const row = await ledgerRow(outboxId);
     const leaf = eventLeafHash({
@@ -73,13 +75,20 @@ describe('ledger publisher', () => {
     await orm.em.fork().transactional(async (tx) => {
       for (let i = 0; i < 30; i++) await insertOutbox(tx, slugs[i % 2]!, i);
     });
-    await Promise.all([publishPending(orm.em, 7, 'wait'), publishPending(orm.em, 7, 'wait'), publishPending(orm.em, 7, 'wait'), publishPending(orm.em, 500, 'wait')]);
+    await Promise.all([
+      publishPending(orm.em, 7, 'wait'),
+      publishPending(orm.em, 7, 'wait'),
+      publishPending(orm.em, 7, 'wait'),
+      publishPending(orm.em, 500, 'wait'),
+    ]);
     for (const projectSlug of slugs) {
       const rows = await orm.em.fork().find(LedgerEvent, { projectSlug }, { orderBy: { eventId: 'asc' } });
       expect(rows.map((r) => r.leafIndex)).toEqual(Array.from({ length: 15 }, (_, i) => i));
       expect(rows.map((r) => r.data.n)).toEqual(Array.from({ length: 15 }, (_, i) => 2 * i + (projectSlug === slugs[0] ? 0 : 1)));
     }
-    const [gaps] = await orm.em.fork().execute<{ ok: boolean }[]>('select count(*) = max(event_id) - min(event_id) + 1 as ok from ledger_event');
+    const [gaps] = await orm.em
+      .fork()
+      .execute<{ ok: boolean }[]>('select count(*) = max(event_id) - min(event_id) + 1 as ok from ledger_event');
     expect(gaps?.ok).toBe(true);
   });
 
@@ -92,7 +101,9 @@ describe('ledger publisher', () => {
     await publisher.execute('select pg_advisory_xact_lock(?, ?)', [0x4c454447, 1]);
     const outboxId = await orm.em.fork().transactional((tx) => insertOutbox(tx, projectSlug, 4));
     const announced: string[] = [];
-    const marks: PublicationMarks = { read: async () => ({ dirty: 'd', head: null }), published: async (head) => {
+    const marks: PublicationMarks = {
+      read: async () => ({ dirty: 'd', head: null }),
+      published: async (head) => {
         announced.push(head);
         return { dirty: null, head };
       },
@@ -109,10 +120,12 @@ describe('ledger publisher', () => {
       });
       await vi.waitFor(
         async () => {
-          const waiting = await orm.em.fork().execute<{ n: number }[]>(
-            "select count(*)::int as n from pg_locks where pid = ? and locktype = 'advisory' and not granted and classid = ? and objid = ?",
-            [readerPid, 0x4c454447, 1],
-          );
+          const waiting = await orm.em
+            .fork()
+            .execute<{ n: number }[]>(
+              "select count(*)::int as n from pg_locks where pid = ? and locktype = 'advisory' and not granted and classid = ? and objid = ?",
+              [readerPid, 0x4c454447, 1],
+            );
           if ((waiting[0]?.n ?? 0) < 1) throw new Error('the reader is not waiting on the ledger lock yet');
         },
         { timeout: 10_000, interval: 20 },

@@ -30,7 +30,11 @@ describe('metrics during a Redis outage', () => {
     expect(sample(during, 'agora_metrics_source_failures_total', 'source="project_backlog"')).toBeGreaterThanOrEqual(1);
     await redis.start();
     let after = '';
-    await until(async () => (after = await scrapeMetrics(t)).includes('agora_project_commands_waiting{'), 30_000, 'the queue-derived series after Redis is back');
+    await until(
+      async () => (after = await scrapeMetrics(t)).includes('agora_project_commands_waiting{'),
+      30_000,
+      'the queue-derived series after Redis is back',
+    );
     expect(after).toContain('agora_project_commands_waiting{project="(other)"} 0');
     expect(after).toMatch(/^agora_queue_jobs\{queue="commands-0",state="waiting"\} 0$/m);
   }, 60_000);

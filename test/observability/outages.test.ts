@@ -14,9 +14,13 @@ const unhandled = vi.spyOn(console, 'error');
 beforeAll(async () => {
   await postgres.open();
   await redis.open();
-  t = await startTestApp({ DATABASE_URL: postgres.url(inject('databaseUrl')), REDIS_URL: redis.url(inject('redisUrl')), LOG_LEVEL: 'info' }, undefined, {
-    logDestination: { write: (line: string) => void written.push(line) },
-  });
+  t = await startTestApp(
+    { DATABASE_URL: postgres.url(inject('databaseUrl')), REDIS_URL: redis.url(inject('redisUrl')), LOG_LEVEL: 'info' },
+    undefined,
+    {
+      logDestination: { write: (line: string) => void written.push(line) },
+    },
+  );
   agent = await registerAgent(t.client);
 });
 afterAll(async () => {
@@ -30,7 +34,8 @@ afterAll(async () => {
 /** "At once": far below COMMAND_TIMEOUT_MS (10 s by default) and the seconds a Redis reconnection takes, and still lenient on a loaded machine. */
 const FAIL_FAST_MS = 2500;
 
-const outageLines = (message: string) => written.map((line) => JSON.parse(line) as { msg: string; dependency?: string }).filter((line) => line.msg === message);
+const outageLines = (message: string) =>
+  written.map((line) => JSON.parse(line) as { msg: string; dependency?: string }).filter((line) => line.msg === message);
 
 async function eventually(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -51,7 +56,9 @@ describe('dependency outages', () => {
     await postgres.close();
     try {
       for (let i = 0; i < 5; i++) expectUnavailable(await t.client.get('/api/forum/agents/me', {}, { token: agent.token }));
-      expectUnavailable(await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Down' }, { token: agent.token }));
+      expectUnavailable(
+        await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Down' }, { token: agent.token }),
+      );
       const ready = await t.client.get('/readyz');
       expect(ready.status).toBe(503);
       expect(ready.body.checks).toMatchObject({ postgres: false, redis: true });
@@ -69,7 +76,11 @@ describe('dependency outages', () => {
       // The first write after the cut, before the outage is even logged: refused in well under the command
       // timeout (10 s), which is what a request waiting for Redis to come back would take.
       const sent = performance.now();
-      const first = await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Down' }, { token: agent.token });
+      const first = await t.client.post(
+        '/api/forum/projects',
+        { action: 'create', slug: unique('p-'), name: 'Down' },
+        { token: agent.token },
+      );
       expect(performance.now() - sent).toBeLessThan(FAIL_FAST_MS);
       expectUnavailable(first);
       await eventually(() => outageLines('redis unavailable').length === 1);
@@ -83,7 +94,11 @@ describe('dependency outages', () => {
     }
     await eventually(() => outageLines('redis recovered').length === 1);
     expect(outageLines('redis unavailable')).toHaveLength(1);
-    await eventually(async () => (await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Back' }, { token: agent.token })).status === 200);
+    await eventually(
+      async () =>
+        (await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'Back' }, { token: agent.token }))
+          .status === 200,
+    );
     expect(unhandled.mock.calls.filter((call) => String(call[0]).includes('Unhandled error event'))).toEqual([]);
   });
 });

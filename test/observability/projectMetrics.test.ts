@@ -9,7 +9,12 @@ import { useTestApp } from '../support/testApp.ts';
 // Two projects named; posts to a held project wait in the queue (their requests wait for the release, within COMMAND_TIMEOUT_MS).
 const t = useTestApp({ OPERATOR_TOKEN: 'operator-token-for-tests-0123456789', METRICS_TOP_PROJECTS: '2', COMMAND_TIMEOUT_MS: '60000' });
 
-const postTo = (topic: TestTopic) => t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'queued' }, { token: topic.owner.token });
+const postTo = (topic: TestTopic) =>
+  t.client.post(
+    '/api/forum/posts',
+    { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'queued' },
+    { token: topic.owner.token },
+  );
 const project = (slug: string) => `project="${slug}"`;
 const OTHER = project('(other)');
 /** Whether a scrape has a backlog series for the project (its latency series may be there anyway). */
@@ -24,7 +29,15 @@ describe('per-project metrics', () => {
     try {
       const waiting = (scrape: string, labels: string) => sample(scrape, 'agora_project_commands_waiting', labels);
       let held = '';
-      await until(async () => waiting((held = await scrapeMetrics(t)), project(a.projectSlug)) + waiting(held, project(b.projectSlug)) + waiting(held, OTHER) === 6, 30_000, 'six commands waiting');
+      await until(
+        async () =>
+          waiting((held = await scrapeMetrics(t)), project(a.projectSlug)) +
+            waiting(held, project(b.projectSlug)) +
+            waiting(held, OTHER) ===
+          6,
+        30_000,
+        'six commands waiting',
+      );
       expect(waiting(held, project(a.projectSlug))).toBe(3);
       expect(waiting(held, project(b.projectSlug))).toBe(2);
       expect(namedInBacklog(held, c.projectSlug)).toBe(false);
@@ -32,7 +45,11 @@ describe('per-project metrics', () => {
       // The ages grow while the commands wait, and never exceed the time since the posts were sent.
       const age = (scrape: string, labels: string) => sample(scrape, 'agora_project_oldest_command_age_seconds', labels);
       let aged = '';
-      await until(async () => Math.min(age((aged = await scrapeMetrics(t)), project(a.projectSlug)), age(aged, OTHER)) >= 1, 30_000, 'the oldest commands to be a second old');
+      await until(
+        async () => Math.min(age((aged = await scrapeMetrics(t)), project(a.projectSlug)), age(aged, OTHER)) >= 1,
+        30_000,
+        'the oldest commands to be a second old',
+      );
       const sincePosted = (Date.now() - posted) / 1000;
       for (const labels of [project(a.projectSlug), OTHER]) expect(age(aged, labels), labels).toBeLessThanOrEqual(sincePosted);
     } finally {
@@ -64,6 +81,8 @@ describe('per-project metrics', () => {
     expect(count(after, project(e.projectSlug)) - count(ranked, project(e.projectSlug))).toBe(2);
     expect(after).not.toContain(project(f.projectSlug));
     expect(count(after, OTHER) - count(ranked, OTHER)).toBe(1);
-    expect(sample(after, 'agora_project_apply_latency_seconds_bucket', `${project(d.projectSlug)},le="+Inf"`)).toBe(count(after, project(d.projectSlug)));
+    expect(sample(after, 'agora_project_apply_latency_seconds_bucket', `${project(d.projectSlug)},le="+Inf"`)).toBe(
+      count(after, project(d.projectSlug)),
+    );
   }, 60_000);
 });

@@ -47,7 +47,9 @@ describe('partition queues', () => {
   it('serializes concurrent writes to one project: one topic per slug, the rest refused with 409', async () => {
     const slug = await createProject(t.client, owner);
     const replies = await Promise.all(
-      Array.from({ length: 12 }, () => t.client.post('/api/forum/topics', { action: 'create', projectSlug: slug, title: 'Same title' }, { token: owner.token })),
+      Array.from({ length: 12 }, () =>
+        t.client.post('/api/forum/topics', { action: 'create', projectSlug: slug, title: 'Same title' }, { token: owner.token }),
+      ),
     );
     expect(replies.filter((r) => r.status === 200)).toHaveLength(1);
     expect(replies.filter((r) => r.status === 409)).toHaveLength(11);

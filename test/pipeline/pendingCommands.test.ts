@@ -29,7 +29,12 @@ afterAll(async () => {
 describe('a command that outlives the HTTP wait', () => {
   it('answers 503 command_pending, then the eventual result on retry with the same key, applied once', async () => {
     const slug = unique('p-');
-    const send = () => apiOnly.client.post('/api/forum/projects', { action: 'create', slug, name: 'Late' }, { token: agent.token, headers: { 'idempotency-key': 'late-1' } });
+    const send = () =>
+      apiOnly.client.post(
+        '/api/forum/projects',
+        { action: 'create', slug, name: 'Late' },
+        { token: agent.token, headers: { 'idempotency-key': 'late-1' } },
+      );
     const pending = await send();
     expect(pending.status).toBe(503);
     expect(pending.body.error.code).toBe('command_pending');
@@ -37,7 +42,11 @@ describe('a command that outlives the HTTP wait', () => {
 
     lateWorker = await startApp(apiOnly.settings, ['worker']);
     // The command enqueued by the first request is applied by the late worker; a retry then finds its result.
-    await until(async () => (await full.orm.em.fork().count(Project, { slug })) > 0, 30_000, 'the late worker to apply the pending command');
+    await until(
+      async () => (await full.orm.em.fork().count(Project, { slug })) > 0,
+      30_000,
+      'the late worker to apply the pending command',
+    );
     const settled = await send();
     expect(settled.status).toBe(200);
     expect(settled.headers.get('idempotency-replayed')).toBe('true');
@@ -49,9 +58,18 @@ describe('a command that outlives the HTTP wait', () => {
     const waiting = await startTestApp({ COMMAND_TIMEOUT_MS: '60000' }, ['api']);
     stops.push(() => waiting.stop());
     const slug = unique('p-');
-    const send = () => waiting.client.post('/api/forum/projects', { action: 'create', slug, name: 'Waiting' }, { token: agent.token, headers: { 'idempotency-key': 'waiting-1' } });
+    const send = () =>
+      waiting.client.post(
+        '/api/forum/projects',
+        { action: 'create', slug, name: 'Waiting' },
+        { token: agent.token, headers: { 'idempotency-key': 'waiting-1' } },
+      );
     const first = send();
-    await until(async () => (await keysMatching(waiting.redis, `${waiting.settings.redisPrefix}:idem:*`)).length > 0, 30_000, 'the first request to claim its key');
+    await until(
+      async () => (await keysMatching(waiting.redis, `${waiting.settings.redisPrefix}:idem:*`)).length > 0,
+      30_000,
+      'the first request to claim its key',
+    );
     const second = await send();
     expect(second.status).toBe(409);
     expect(second.body.error.code).toBe('idempotency_in_progress');
@@ -72,12 +90,27 @@ describe('a retry key whose API instance died', () => {
     await until(async () => (await doomedClient.get('/readyz')).status === 200, 30_000, 'the doomed API instance to be ready');
 
     const slug = unique('p-');
-    const send = (client: Client) => client.post('/api/forum/projects', { action: 'create', slug, name: 'Orphan' }, { token: agent.token, headers: { 'idempotency-key': 'orphan-1' } });
+    const send = (client: Client) =>
+      client.post(
+        '/api/forum/projects',
+        { action: 'create', slug, name: 'Orphan' },
+        { token: agent.token, headers: { 'idempotency-key': 'orphan-1' } },
+      );
     void send(doomedClient).catch(() => null);
     // The doomed instance has claimed the key; its command is then lost before any worker sees it.
-    const queues = allPartitionQueueNames(survivor.settings.partitions).map((name) => new Queue(name, { connection: survivor.redis, prefix }));
-    await until(async () => (await keysMatching(survivor.redis, `${prefix}:idem:*`)).length > 0, 30_000, 'the doomed instance to claim the key');
-    await until(async () => (await Promise.all(queues.map((q) => q.getWaitingCount()))).some((n) => n > 0), 30_000, 'the doomed instance to enqueue its command');
+    const queues = allPartitionQueueNames(survivor.settings.partitions).map(
+      (name) => new Queue(name, { connection: survivor.redis, prefix }),
+    );
+    await until(
+      async () => (await keysMatching(survivor.redis, `${prefix}:idem:*`)).length > 0,
+      30_000,
+      'the doomed instance to claim the key',
+    );
+    await until(
+      async () => (await Promise.all(queues.map((q) => q.getWaitingCount()))).some((n) => n > 0),
+      30_000,
+      'the doomed instance to enqueue its command',
+    );
     doomed.child.kill('SIGKILL');
     await once(doomed.child, 'exit');
     await Promise.all(queues.map((q) => q.drain()));

@@ -16,14 +16,18 @@ afterAll(async () => {
   for (const process of started.reverse()) await process.stop();
 });
 
-
 async function start(role: 'api' | 'worker', env: Record<string, string>): Promise<ServiceProcess> {
   // A worker is ready once one more process listens on the first queue (every scheme of partitions serves it).
   const listening = () => workersListening(t.redis, t.settings.redisPrefix, 1);
   const before = role === 'worker' ? await listening() : 0;
   const ready = role === 'worker' ? async () => (await listening()) > before : undefined;
   // A short job lock: the job a killed worker held is taken over in seconds, not the default 30.
-  const service = await startServiceProcess('src/bin/main.ts', [role], { REDIS_PREFIX: t.settings.redisPrefix, DRAIN_GRACE_MS: '1000', WORKER_LOCK_MS: '2000', ...env }, ready);
+  const service = await startServiceProcess(
+    'src/bin/main.ts',
+    [role],
+    { REDIS_PREFIX: t.settings.redisPrefix, DRAIN_GRACE_MS: '1000', WORKER_LOCK_MS: '2000', ...env },
+    ready,
+  );
   started.push(service);
   return service;
 }
@@ -31,7 +35,11 @@ async function start(role: 'api' | 'worker', env: Record<string, string>): Promi
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A write with its own retry key, sent again with that key until it is answered 200 (as a real client would). */
-async function writeUntilAnswered(client: Client, send: (client: Client, key: string) => Promise<Reply>, statuses: number[]): Promise<Reply> {
+async function writeUntilAnswered(
+  client: Client,
+  send: (client: Client, key: string) => Promise<Reply>,
+  statuses: number[],
+): Promise<Reply> {
   const key = unique('k');
   for (let attempt = 0; attempt < 300; attempt++) {
     const reply = await send(client, key).catch(() => null);
@@ -41,7 +49,6 @@ async function writeUntilAnswered(client: Client, send: (client: Client, key: st
   }
   throw new Error('a write was never answered');
 }
-
 
 describe('many API and worker processes behind HAProxy', () => {
   it('changes PARTITIONS and the worker processes under load with nothing lost, doubled or out of order, and no queue left behind', async () => {
@@ -58,10 +65,12 @@ describe('many API and worker processes behind HAProxy', () => {
     const direct = apiA.client;
     const owner = await registerAgent(direct);
     const shared: TestTopic = await createTopic(direct, owner, await createProject(direct, owner));
-    const writers = await Promise.all(Array.from({ length: 6 }, async () => {
-      const agent = await registerAgent(direct);
-      return { agent, topic: await createTopic(direct, agent, await createProject(direct, agent)), sent: [] as string[] };
-    }));
+    const writers = await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        const agent = await registerAgent(direct);
+        return { agent, topic: await createTopic(direct, agent, await createProject(direct, agent)), sent: [] as string[] };
+      }),
+    );
 
     const statuses: number[] = [];
     const acknowledged: string[] = [];
@@ -72,7 +81,16 @@ describe('many API and worker processes behind HAProxy', () => {
         const topic = n % 3 === 2 ? shared : writer.topic;
         const body = `w${w}-${n}-${unique('')}`;
         writer.sent.push(body);
-        await writeUntilAnswered(lb, (client, key) => client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body }, { token: writer.agent.token, headers: { 'idempotency-key': key } }), statuses);
+        await writeUntilAnswered(
+          lb,
+          (client, key) =>
+            client.post(
+              '/api/forum/posts',
+              { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body },
+              { token: writer.agent.token, headers: { 'idempotency-key': key } },
+            ),
+          statuses,
+        );
         acknowledged.push(body);
       }
     });
@@ -98,13 +116,18 @@ describe('many API and worker processes behind HAProxy', () => {
     await Promise.all(load);
 
     expect(statuses.filter((status) => status >= 500 && status !== 503)).toEqual([]);
-    const rows = await run<{ body: string; id: string; project_slug: string }>(t.orm.em.fork(), statement('select body, id, project_slug from post where body = any(?::text[]) order by id', [acknowledged]));
+    const rows = await run<{ body: string; id: string; project_slug: string }>(
+      t.orm.em.fork(),
+      statement('select body, id, project_slug from post where body = any(?::text[]) order by id', [acknowledged]),
+    );
     // Every acknowledged write exactly once.
     expect(rows.map((row) => row.body).sort()).toEqual([...acknowledged].sort());
     // Each writer's posts, in id (commit) order, are in the order it sent them.
     for (const writer of writers) {
       const mine = new Set(writer.sent);
-      expect(rows.filter((row) => mine.has(row.body)).map((row) => row.body)).toEqual(writer.sent.filter((body) => acknowledged.includes(body)));
+      expect(rows.filter((row) => mine.has(row.body)).map((row) => row.body)).toEqual(
+        writer.sent.filter((body) => acknowledged.includes(body)),
+      );
     }
     // Nothing left in any queue: the jobs enqueued under PARTITIONS=5 were served by a worker started with PARTITIONS=2.
     await until(() => queuesIdle(t.redis, t.settings.redisPrefix), 15_000, 'every partition queue to be empty');
@@ -116,7 +139,12 @@ describe('many API and worker processes behind HAProxy', () => {
     await start('worker', {});
     const agent: TestAgent = await registerAgent(apiA.client);
     const key = unique('k');
-    const create = (client: Client) => client.post('/api/forum/projects', { action: 'create', slug: `cross-${key}`.toLowerCase(), name: 'Across instances' }, { token: agent.token, headers: { 'idempotency-key': key } });
+    const create = (client: Client) =>
+      client.post(
+        '/api/forum/projects',
+        { action: 'create', slug: `cross-${key}`.toLowerCase(), name: 'Across instances' },
+        { token: agent.token, headers: { 'idempotency-key': key } },
+      );
     const first = await create(apiA.client);
     expect(first.status).toBe(200);
     const replay = await create(apiB.client);
@@ -125,10 +153,16 @@ describe('many API and worker processes behind HAProxy', () => {
 
     const listed = await apiA.client.get('/api/forum/projects', {}, { headers: { 'accept-encoding': 'identity' } });
     const etag = listed.headers.get('etag') ?? '';
-    expect((await apiB.client.get('/api/forum/projects', {}, { headers: { 'accept-encoding': 'identity', 'if-none-match': etag } })).status).toBe(304);
+    expect(
+      (await apiB.client.get('/api/forum/projects', {}, { headers: { 'accept-encoding': 'identity', 'if-none-match': etag } })).status,
+    ).toBe(304);
 
     const onA = Number(first.headers.get('ratelimit-remaining'));
-    const next = await apiB.client.post('/api/forum/projects', { action: 'create', slug: unique('cross-'), name: 'Next' }, { token: agent.token });
+    const next = await apiB.client.post(
+      '/api/forum/projects',
+      { action: 'create', slug: unique('cross-'), name: 'Next' },
+      { token: agent.token },
+    );
     // One bucket for the agent whatever the instance: B's count goes on from A's (a bucket of its own would start full).
     expect(Number(next.headers.get('ratelimit-remaining'))).toBeLessThan(onA);
   }, 180_000);

@@ -21,7 +21,11 @@ function runVerifier(...args: string[]): Promise<{ code: number; stdout: string;
 
 async function checkpoint(agent: TestAgent, projectSlug: string): Promise<void> {
   const { signing } = await prepare(t.client, '/api/forum/checkpoints', agent, { projectSlug });
-  const reply = await t.client.post('/api/forum/checkpoints', { action: 'publish', projectSlug, ...sign(signing, agent.keys) }, { token: agent.token });
+  const reply = await t.client.post(
+    '/api/forum/checkpoints',
+    { action: 'publish', projectSlug, ...sign(signing, agent.keys) },
+    { token: agent.token },
+  );
   if (reply.status !== 200) throw new Error(`publish failed: ${JSON.stringify(reply.body)}`);
 }
 
@@ -51,7 +55,9 @@ describe('npm run verify', () => {
 
   it('exits 1 and names the failures when a published event was altered in the database', { timeout: 60_000 }, async () => {
     const projectSlug = await witnessedProject();
-    await t.orm.em.fork().execute(`update ledger_event set data = '{"name":"rewritten"}' where project_slug = ? and type = 'project.created'`, [projectSlug]);
+    await t.orm.em
+      .fork()
+      .execute(`update ledger_event set data = '{"name":"rewritten"}' where project_slug = ? and type = 'project.created'`, [projectSlug]);
     const result = await runVerifier(t.client.base, projectSlug);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/FAIL event \d+: served leafHash differs from the recomputed leaf/);

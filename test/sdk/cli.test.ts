@@ -95,7 +95,13 @@ describe('agora CLI', { timeout: 120_000 }, () => {
     const token = await tokenOf(config);
     const slug = unique('cli-');
     expect((await t.client.post('/api/forum/projects', { action: 'create', slug, name: 'CLI' }, { token })).status).toBe(200);
-    const topic = (await t.client.post('/api/forum/topics', { action: 'create', projectSlug: slug, title: 'CLI topic', topicSlug: 'cli-topic' }, { token })).body.topic;
+    const topic = (
+      await t.client.post(
+        '/api/forum/topics',
+        { action: 'create', projectSlug: slug, title: 'CLI topic', topicSlug: 'cli-topic' },
+        { token },
+      )
+    ).body.topic;
     const post = await json('post', '--project', slug, '--topic', topic.slug, '--body', 'from the CLI');
     expect(post.author.handle).toBe(handle);
     const reply = await json('reply', post.id, '--project', slug, '--topic', topic.slug, '--body', 'replying');

@@ -35,7 +35,9 @@ describe('SDK identity', () => {
 
   it('throws AgoraError with the service’s code on a refusal', async () => {
     const { agora } = await newAgent();
-    const refusal = await agora.post({ projectSlug: 'no-such-project-here', topicSlug: 'none', body: 'x' }).catch((error: unknown) => error);
+    const refusal = await agora
+      .post({ projectSlug: 'no-such-project-here', topicSlug: 'none', body: 'x' })
+      .catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(AgoraError);
     expect({ status: (refusal as AgoraError).status, code: (refusal as AgoraError).code }).toEqual({ status: 404, code: 'not_found' });
   });
@@ -77,7 +79,11 @@ describe('SDK writes', () => {
   it('publishes a signed profile revision in one call (prepare, sign, publish)', async () => {
     const { agora, agent } = await newAgent();
     const profile = await agora.publishProfile({ displayName: 'SDK Agent', bio: 'signed by the SDK' });
-    expect({ handle: profile.handle, displayName: profile.displayName, sequence: profile.sequence }).toEqual({ handle: agent.handle, displayName: 'SDK Agent', sequence: 1 });
+    expect({ handle: profile.handle, displayName: profile.displayName, sequence: profile.sequence }).toEqual({
+      handle: agent.handle,
+      displayName: 'SDK Agent',
+      sequence: 1,
+    });
     expect((await agora.me()).displayName).toBe('SDK Agent');
   });
 
@@ -106,7 +112,8 @@ describe('SDK polling', () => {
       if (!info.url.includes('/api/forum/events')) return;
       statuses.push(info.status);
       // Once the iterator has caught up (a 304), a new post must reach it by polling.
-      if (info.status === 304 && !posted && topic) posted = other.agora.post({ projectSlug: topic.projectSlug, topicSlug: topic.slug, body: 'arrives while polling' });
+      if (info.status === 304 && !posted && topic)
+        posted = other.agora.post({ projectSlug: topic.projectSlug, topicSlug: topic.slug, body: 'arrives while polling' });
     });
     topic = await newTopic(agora);
     const types: string[] = [];
@@ -128,7 +135,8 @@ describe('SDK polling', () => {
     for await (const event of agora.events({ projectSlug: topic.projectSlug })) {
       types.push(event.type);
       // Published while the stream is open: it arrives live.
-      if (event.type === 'topic.created') await other.agora.post({ projectSlug: topic.projectSlug, topicSlug: topic.slug, body: 'arrives on the stream' });
+      if (event.type === 'topic.created')
+        await other.agora.post({ projectSlug: topic.projectSlug, topicSlug: topic.slug, body: 'arrives on the stream' });
       if (event.type === 'post.created') break;
     }
     expect(types).toEqual(['project.created', 'topic.created', 'post.created']);
@@ -163,12 +171,21 @@ describe('SDK retries', () => {
     const proxy = new RecordingProxy(baseUrl(), (request) => {
       if (refused || request.method !== 'POST' || !request.path.startsWith('/api/forum/posts')) return null;
       refused = true;
-      return { status: 429, headers: { 'retry-after': '2' }, body: { apiVersion: '2026-09-11', ok: false, error: { code: 'rate_limited', message: 'rate limit for post exceeded' } } };
+      return {
+        status: 429,
+        headers: { 'retry-after': '2' },
+        body: { apiVersion: '2026-09-11', ok: false, error: { code: 'rate_limited', message: 'rate limit for post exceeded' } },
+      };
     });
     await proxy.open();
     try {
       const statuses: number[] = [];
-      const agora = new Agora({ baseUrl: proxy.url, token: registered.options.token, keys, onResponse: (info) => statuses.push(info.status) });
+      const agora = new Agora({
+        baseUrl: proxy.url,
+        token: registered.options.token,
+        keys,
+        onResponse: (info) => statuses.push(info.status),
+      });
       const body = unique('after 429 ');
       const post = await agora.post({ projectSlug: topic.projectSlug, topicSlug: topic.slug, body });
       expect(post.body).toBe(body);
@@ -209,7 +226,8 @@ describe('SDK retries', () => {
       onResponse: (info) => {
         attempts.push(info);
         // The first answer is 503 command_pending (no worker yet): start one, so the retry finds the result.
-        if (info.status === 503 && !worker) worker = startApp(loadSettings(testEnv({ REDIS_PREFIX: apiOnly.settings.redisPrefix })), ['worker']);
+        if (info.status === 503 && !worker)
+          worker = startApp(loadSettings(testEnv({ REDIS_PREFIX: apiOnly.settings.redisPrefix })), ['worker']);
       },
     });
     const body = unique('retried ');

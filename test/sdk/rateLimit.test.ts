@@ -14,13 +14,23 @@ describe('the SDK and the RateLimit fields', () => {
     const agora = new Agora({ baseUrl: baseUrl(), token, onResponse: (info) => seen.push(info) });
     await agora.createProject({ slug: unique('rl-'), name: 'Limits' });
     const { capacity, refillSeconds } = baseQuotas.project;
-    expect(seen.at(-1)?.rateLimit).toMatchObject({ policy: 'project', remaining: capacity - 1, quota: capacity, windowSeconds: refillSeconds });
+    expect(seen.at(-1)?.rateLimit).toMatchObject({
+      policy: 'project',
+      remaining: capacity - 1,
+      quota: capacity,
+      windowSeconds: refillSeconds,
+    });
   });
 
   it('holds back as long as a 429 says, and for one unit’s refill after a write that used the last one', { timeout: 120_000 }, async () => {
     const { token } = await Agora.register({ baseUrl: baseUrl(), handle: unique('rl-'), keys: await generateKeys() });
     const { capacity, refillSeconds } = baseQuotas.project;
-    const create = () => fetch(`${baseUrl()}/api/forum/projects`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ action: 'create', slug: unique('rl-'), name: 'Limits' }) });
+    const create = () =>
+      fetch(`${baseUrl()}/api/forum/projects`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ action: 'create', slug: unique('rl-'), name: 'Limits' }),
+      });
     let last: Response | undefined;
     for (let i = 0; i < capacity; i++) {
       last = await create();

@@ -43,7 +43,11 @@ interface Ran {
  * its output satisfies it, the line's process group gets SIGINT.
  */
 function sh(line: string, stopWhen?: (stdout: string) => Promise<boolean>): Promise<Ran> {
-  const env = { ...process.env, AGORA_CONFIG: join(configDir, 'config.json'), PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}` };
+  const env = {
+    ...process.env,
+    AGORA_CONFIG: join(configDir, 'config.json'),
+    PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`,
+  };
   const child = spawn('sh', ['-c', line], { cwd: root, env, detached: true });
   let stdout = '';
   let stderr = '';
@@ -79,7 +83,11 @@ describe('the README’s CLI block', () => {
       const line = printed.replaceAll(readmeUrl, url).replaceAll('<postId>', postId ?? '');
       const tail = /agora tail .*--project (\S+)/.exec(line);
       const ran = tail ? await sh(line, async (out) => out.trim().split('\n').length >= (await ledgerLength(tail[1]!))) : await sh(line);
-      expect({ line: ran.line, code: ran.code, stderr: ran.stderr }).toEqual({ line: ran.line, code: tail ? expect.toBeOneOf([0, 'SIGINT']) : 0, stderr: '' });
+      expect({ line: ran.line, code: ran.code, stderr: ran.stderr }).toEqual({
+        line: ran.line,
+        code: tail ? expect.toBeOneOf([0, 'SIGINT']) : 0,
+        stderr: '',
+      });
       if (tail) expect(ran.stdout).toMatch(/ post\.created /);
       expect(ran.stdout).not.toMatch(/error|FAIL/);
       postId ??= /^posted (\S+)$/m.exec(ran.stdout)?.[1];

@@ -19,7 +19,10 @@ describe('the README’s SDK example', () => {
     const file = join(root, `.readme-example-${randomBytes(4).toString('hex')}.ts`);
     await writeFile(file, block ?? '');
     try {
-      const { stdout } = await promisify(execFile)(process.execPath, [file], { env: { ...process.env, AGORA_URL: t.app.server?.info.uri ?? '' }, timeout: 30_000 });
+      const { stdout } = await promisify(execFile)(process.execPath, [file], {
+        env: { ...process.env, AGORA_URL: t.app.server?.info.uri ?? '' },
+        timeout: 30_000,
+      });
       const lines = stdout.trim().split('\n');
       expect(lines.at(-1)).toMatch(/^\d+ post\.created$/);
       expect(lines.some((line) => / project\.created$/.test(line))).toBe(true);

@@ -67,22 +67,58 @@ describe('agora export and verify --offline', () => {
     const run = await agora('--json', 'verify', '--offline', exported);
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
     const file = JSON.parse(await readFile(exported, 'utf8')) as LedgerExport;
-    expect({ inclusion: file.proofs.inclusion.length, consistency: file.proofs.consistency.length, keys: Object.keys(file.keys).length }).toEqual({ inclusion: 2, consistency: 1, keys: 1 });
+    expect({
+      inclusion: file.proofs.inclusion.length,
+      consistency: file.proofs.consistency.length,
+      keys: Object.keys(file.keys).length,
+    }).toEqual({ inclusion: 2, consistency: 1, keys: 1 });
     // project, topic, two posts, two checkpoint.published events.
     expect(JSON.parse(run.stdout)).toMatchObject({ failures: [], events: 6, checkpoints: 2, chains: 1, profiles: 1 });
   });
 
   const tampers: [string, (file: LedgerExport) => void, RegExp][] = [
-    ['an event’s fields', (f) => void (f.events[1]!.subjectId = flip(f.events[1]!.subjectId ?? '')), /^event \d+: its leafHash differs from the leaf recomputed/],
-    ['an event’s leaf index (a gap)', (f) => void (f.events[2]!.leafIndex = 3), /^event \d+: leafIndex 3, expected 2 \(the leaves are not gapless\)/],
-    ['a checkpoint’s signature', (f) => void (f.checkpoints[0]!.signature = flip(f.checkpoints[0]!.signature ?? '')), /^checkpoint \S+: Ed25519 signature does not verify/],
-    ['a checkpoint’s signed payload', (f) => void (f.checkpoints[1]!.payload = flip(f.checkpoints[1]!.payload ?? '')), /^checkpoint \S+: payload (digest does not match|or envelope is not JSON)/],
-    ['an inclusion proof', (f) => void (f.proofs.inclusion[1]!.auditPath[0] = flip(f.proofs.inclusion[1]!.auditPath[0]!)), /^checkpoint \S+: inclusion proof of event \d+ in its tree fails/],
-    ['a consistency proof', (f) => void (f.proofs.consistency[0]!.consistencyPath[0] = flip(f.proofs.consistency[0]!.consistencyPath[0]!)), /^chain \S+: consistency proof \d+ -> \d+ fails/],
-    ['a key', (f) => {
-      for (const fp of Object.keys(f.keys)) f.keys[fp] = flip(f.keys[fp]!);
-    }, /^key SHA256:\S+: the public key does not hash to its fingerprint/],
-    ['an agent’s signed profile', (f) => void (f.profiles[0]!.signature = flip(f.profiles[0]!.signature ?? '')), /^profile revision \S+: Ed25519 signature does not verify/],
+    [
+      'an event’s fields',
+      (f) => void (f.events[1]!.subjectId = flip(f.events[1]!.subjectId ?? '')),
+      /^event \d+: its leafHash differs from the leaf recomputed/,
+    ],
+    [
+      'an event’s leaf index (a gap)',
+      (f) => void (f.events[2]!.leafIndex = 3),
+      /^event \d+: leafIndex 3, expected 2 \(the leaves are not gapless\)/,
+    ],
+    [
+      'a checkpoint’s signature',
+      (f) => void (f.checkpoints[0]!.signature = flip(f.checkpoints[0]!.signature ?? '')),
+      /^checkpoint \S+: Ed25519 signature does not verify/,
+    ],
+    [
+      'a checkpoint’s signed payload',
+      (f) => void (f.checkpoints[1]!.payload = flip(f.checkpoints[1]!.payload ?? '')),
+      /^checkpoint \S+: payload (digest does not match|or envelope is not JSON)/,
+    ],
+    [
+      'an inclusion proof',
+      (f) => void (f.proofs.inclusion[1]!.auditPath[0] = flip(f.proofs.inclusion[1]!.auditPath[0]!)),
+      /^checkpoint \S+: inclusion proof of event \d+ in its tree fails/,
+    ],
+    [
+      'a consistency proof',
+      (f) => void (f.proofs.consistency[0]!.consistencyPath[0] = flip(f.proofs.consistency[0]!.consistencyPath[0]!)),
+      /^chain \S+: consistency proof \d+ -> \d+ fails/,
+    ],
+    [
+      'a key',
+      (f) => {
+        for (const fp of Object.keys(f.keys)) f.keys[fp] = flip(f.keys[fp]!);
+      },
+      /^key SHA256:\S+: the public key does not hash to its fingerprint/,
+    ],
+    [
+      'an agent’s signed profile',
+      (f) => void (f.profiles[0]!.signature = flip(f.profiles[0]!.signature ?? '')),
+      /^profile revision \S+: Ed25519 signature does not verify/,
+    ],
   ];
   for (const [what, tamper, caught] of tampers) {
     it(`catches one changed byte in ${what}, naming it, and exits 1`, async () => {

@@ -26,7 +26,12 @@ describe('admission', () => {
     expect(calls[0]).toMatchObject({ command: 'agoraClaimAndTakeToken', keys: ['rl:agent:1', 'idem:agent:1:key'] });
     const [capacity, refill, entry, ttl] = calls[0]?.argv ?? [];
     expect([capacity, refill, ttl]).toEqual([10, 10 / 60_000, PENDING_CLAIM_TTL_SECONDS]);
-    expect(JSON.parse(entry as string)).toMatchObject({ state: 'pending', fingerprint: 'fp1', commandId: 'cmd1', replyTo: 'replies:api-1' });
+    expect(JSON.parse(entry as string)).toMatchObject({
+      state: 'pending',
+      fingerprint: 'fp1',
+      commandId: 'cmd1',
+      replyTo: 'replies:api-1',
+    });
   });
 
   it('answers what the entry of a retry key seen before means to this request, with no rate decision', async () => {
@@ -36,7 +41,11 @@ describe('admission', () => {
   });
 
   it('answers a reuse when the key seen before was used with other parameters', async () => {
-    const { admission } = scripted([-1, '0', JSON.stringify({ state: 'done', fingerprint: 'fp2', commandId: 'cmd1', result: { status: 200, body: {} } })]);
+    const { admission } = scripted([
+      -1,
+      '0',
+      JSON.stringify({ state: 'done', fingerprint: 'fp2', commandId: 'cmd1', result: { status: 200, body: {} } }),
+    ]);
     expect(await admission.claimAndTake('k', limit, claim)).toEqual({ seen: { kind: 'reused' } });
   });
 

@@ -56,9 +56,17 @@ describe('retry-key entries', () => {
   });
 
   it('reads a pending claim that names no holder as in progress without one', () => {
-    expect(store.interpret(JSON.stringify({ state: 'pending', fingerprint: 'fp1', commandId: 'cmd1' }), 'fp1')).toEqual({ kind: 'in_progress', commandId: 'cmd1', holder: null });
-    expect(store.interpret(JSON.stringify({ state: 'pending', fingerprint: 'fp1', commandId: 'cmd1', replyTo: 'r' }), 'fp1')).toMatchObject({ holder: null });
-    expect(store.interpret(JSON.stringify({ state: 'pending', fingerprint: 'fp1', commandId: 'cmd1', claimedAt: 1 }), 'fp1')).toMatchObject({ holder: null });
+    expect(store.interpret(JSON.stringify({ state: 'pending', fingerprint: 'fp1', commandId: 'cmd1' }), 'fp1')).toEqual({
+      kind: 'in_progress',
+      commandId: 'cmd1',
+      holder: null,
+    });
+    expect(store.interpret(JSON.stringify({ state: 'pending', fingerprint: 'fp1', commandId: 'cmd1', replyTo: 'r' }), 'fp1')).toMatchObject(
+      { holder: null },
+    );
+    expect(store.interpret(JSON.stringify({ state: 'pending', fingerprint: 'fp1', commandId: 'cmd1', claimedAt: 1 }), 'fp1')).toMatchObject(
+      { holder: null },
+    );
   });
 
   it('replays the stored result of a finished command presented with the same parameters', () => {
@@ -67,7 +75,9 @@ describe('retry-key entries', () => {
   });
 
   it('reads a key presented with other parameters as reused, finished or not', () => {
-    expect(store.interpret(JSON.stringify({ state: 'done', fingerprint: 'fp1', commandId: 'cmd1', result }), 'fp2')).toEqual({ kind: 'reused' });
+    expect(store.interpret(JSON.stringify({ state: 'done', fingerprint: 'fp1', commandId: 'cmd1', result }), 'fp2')).toEqual({
+      kind: 'reused',
+    });
     expect(store.interpret(store.pendingEntry('fp1', 'cmd1', 'r'), 'fp2')).toEqual({ kind: 'reused' });
   });
 });
@@ -150,7 +160,9 @@ describe('retry-key store on a Redis Cluster', () => {
       const channels = masters.map((_, i) => `replies:master-${i}`);
       await Promise.all(masters.map((master, i) => master.subscribe(channels[i] as string)));
       const clustered = new IdempotencyStore(client);
-      expect(await Promise.all(channels.map((replyTo) => clustered.holderListens({ replyTo, claimedAt: 0 })))).toEqual(channels.map(() => true));
+      expect(await Promise.all(channels.map((replyTo) => clustered.holderListens({ replyTo, claimedAt: 0 })))).toEqual(
+        channels.map(() => true),
+      );
       expect(await clustered.holderListens({ replyTo: 'replies:nobody', claimedAt: 0 })).toBe(false);
     } finally {
       for (const master of masters) master.disconnect();

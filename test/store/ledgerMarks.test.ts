@@ -22,7 +22,8 @@ afterAll(async () => {
   await postgres.close();
 });
 
-const poll = (etag?: string) => t.client.get('/api/forum/events', { since: '0', projectSlug: topic.projectSlug }, etag ? { headers: { 'if-none-match': etag } } : {});
+const poll = (etag?: string) =>
+  t.client.get('/api/forum/events', { since: '0', projectSlug: topic.projectSlug }, etag ? { headers: { 'if-none-match': etag } } : {});
 
 async function settledEtag(): Promise<string> {
   // The first polls publish what the setup left in the outbox; then the answer stands still.
@@ -58,7 +59,7 @@ describe('events polls answered from the published ledger head', () => {
 });
 
 describe('the marks a publication leaves', () => {
-  it("returns the marks as its announcement left them: the dirty mark it saw cleared, a newer one kept, the head never lowered", async () => {
+  it('returns the marks as its announcement left them: the dirty mark it saw cleared, a newer one kept, the head never lowered', async () => {
     const redis = connectRedis({ redisUrl: inject('redisUrl'), redisClusterNodes: [] }, 'ledger-marks-test');
     const marks = new LedgerMarks(redis, redisKeys(unique('marks')));
     try {

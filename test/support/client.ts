@@ -89,17 +89,31 @@ async function settled(send: (retryKey: string) => Promise<Reply>): Promise<Repl
 
 /** Challenge, sign with node:crypto, register: a new agent with a bearer token. */
 export async function registerAgent(client: Client, handle = unique('a'), keys = newKeyPair()): Promise<TestAgent> {
-  const challenge = await settled((key) => client.get('/api/forum/agents/challenge', { handle, publicKey: keys.publicKey, request_id: key }));
+  const challenge = await settled((key) =>
+    client.get('/api/forum/agents/challenge', { handle, publicKey: keys.publicKey, request_id: key }),
+  );
   if (challenge.status !== 201) throw new Error(`challenge failed: ${JSON.stringify(challenge.body)}`);
   const { challengeId, message } = challenge.body.challenge;
-  const registered = await settled((key) => client.post('/api/forum/agents/register', { challengeId, signature: signMessage(keys, message) }, { headers: { 'idempotency-key': key } }));
+  const registered = await settled((key) =>
+    client.post(
+      '/api/forum/agents/register',
+      { challengeId, signature: signMessage(keys, message) },
+      { headers: { 'idempotency-key': key } },
+    ),
+  );
   if (registered.status !== 201 && registered.status !== 200) throw new Error(`register failed: ${JSON.stringify(registered.body)}`);
   return { handle, agentId: registered.body.agent.id, token: registered.body.accessToken, tokenId: registered.body.tokenId, keys };
 }
 
 /** An agent with a project of its own. */
 export async function createProject(client: Client, owner: TestAgent, slug = unique('p-')): Promise<string> {
-  const reply = await settled((key) => client.post('/api/forum/projects', { action: 'create', slug, name: `Project ${slug}` }, { token: owner.token, headers: { 'idempotency-key': key } }));
+  const reply = await settled((key) =>
+    client.post(
+      '/api/forum/projects',
+      { action: 'create', slug, name: `Project ${slug}` },
+      { token: owner.token, headers: { 'idempotency-key': key } },
+    ),
+  );
   if (reply.status !== 200) throw new Error(`project create failed: ${JSON.stringify(reply.body)}`);
   return slug;
 }

@@ -43,7 +43,11 @@ export class EventStreamReader {
     return opened;
   }
 
-  static connect(base: string, query: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<EventStreamReader | { status: number; headers: IncomingMessage['headers']; body: any }> {
+  static connect(
+    base: string,
+    query: Record<string, string> = {},
+    headers: Record<string, string> = {},
+  ): Promise<EventStreamReader | { status: number; headers: IncomingMessage['headers']; body: any }> {
     const qs = new URLSearchParams(query).toString();
     const url = new URL(`/api/forum/events/stream${qs ? `?${qs}` : ''}`, base);
     return new Promise((resolve, reject) => {
@@ -52,7 +56,9 @@ export class EventStreamReader {
         let text = '';
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text ? JSON.parse(text) : null }));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text ? JSON.parse(text) : null }),
+        );
       });
       request.on('error', reject);
       request.end();
@@ -122,7 +128,8 @@ export class EventStreamReader {
         fields[line.slice(0, colon)] = line.slice(colon + 1).replace(/^ /, '');
       }
       if (fields.retry !== undefined) this.retryMs = Number(fields.retry);
-      if (fields.data !== undefined) this.events.push({ id: fields.id ?? '', event: fields.event ?? 'message', data: JSON.parse(fields.data) });
+      if (fields.data !== undefined)
+        this.events.push({ id: fields.id ?? '', event: fields.event ?? 'message', data: JSON.parse(fields.data) });
     }
     this.wake();
   }

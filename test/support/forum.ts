@@ -8,9 +8,18 @@ export interface TestTopic {
   topicId: string;
 }
 
-export async function createTopic(client: Client, owner: TestAgent, projectSlug: string, fields: Record<string, string> = {}): Promise<TestTopic> {
+export async function createTopic(
+  client: Client,
+  owner: TestAgent,
+  projectSlug: string,
+  fields: Record<string, string> = {},
+): Promise<TestTopic> {
   const topicSlug = unique('t-');
-  const reply = await client.post('/api/forum/topics', { action: 'create', projectSlug, topicSlug, title: `Topic ${topicSlug}`, ...fields }, { token: owner.token });
+  const reply = await client.post(
+    '/api/forum/topics',
+    { action: 'create', projectSlug, topicSlug, title: `Topic ${topicSlug}`, ...fields },
+    { token: owner.token },
+  );
   if (reply.status !== 200) throw new Error(`topic create failed: ${JSON.stringify(reply.body)}`);
   return { owner, projectSlug, topicSlug, topicId: reply.body.topic.id };
 }
@@ -21,20 +30,46 @@ export async function newTopic(client: Client, fields: Record<string, string> = 
 }
 
 /** Creates a post (or a reply with parentPostId) and returns its compact record. */
-export async function createPost(client: Client, author: TestAgent, topic: { projectSlug: string; topicSlug: string }, fields: Record<string, unknown> = {}) {
-  const reply = await client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: unique('body '), ...fields }, { token: author.token });
+export async function createPost(
+  client: Client,
+  author: TestAgent,
+  topic: { projectSlug: string; topicSlug: string },
+  fields: Record<string, unknown> = {},
+) {
+  const reply = await client.post(
+    '/api/forum/posts',
+    { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: unique('body '), ...fields },
+    { token: author.token },
+  );
   if (reply.status !== 200) throw new Error(`post create failed: ${JSON.stringify(reply.body)}`);
   return reply.body.post;
 }
 
 /** Makes `member` an owner or steward of the project (the caller must own it). */
-export async function addMember(client: Client, owner: TestAgent, projectSlug: string, member: TestAgent, role: 'owner' | 'steward' = 'steward'): Promise<void> {
-  const reply = await client.post('/api/forum/memberships', { action: 'add', projectSlug, handle: member.handle, role }, { token: owner.token });
+export async function addMember(
+  client: Client,
+  owner: TestAgent,
+  projectSlug: string,
+  member: TestAgent,
+  role: 'owner' | 'steward' = 'steward',
+): Promise<void> {
+  const reply = await client.post(
+    '/api/forum/memberships',
+    { action: 'add', projectSlug, handle: member.handle, role },
+    { token: owner.token },
+  );
   if (reply.status !== 200) throw new Error(`membership add failed: ${JSON.stringify(reply.body)}`);
 }
 
 /** moderation action=set as `moderator`; answers the raw reply so refusals can be asserted. */
-export function moderate(client: Client, moderator: TestAgent, postId: string, state: string, reasonCode = 'off-topic', extra: Record<string, string> = {}) {
+export function moderate(
+  client: Client,
+  moderator: TestAgent,
+  postId: string,
+  state: string,
+  reasonCode = 'off-topic',
+  extra: Record<string, string> = {},
+) {
   return client.post('/api/forum/moderation', { action: 'set', postId, state, reasonCode, ...extra }, { token: moderator.token });
 }
 

@@ -18,7 +18,10 @@ async function load(base: string) {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats.default(ajv);
   const docs: { id: string; doc: Document }[] = [];
-  for (const [id, path] of [['forum', '/api/forum/openapi.json'], ['relay', '/api/relay/openapi.json']] as const) {
+  for (const [id, path] of [
+    ['forum', '/api/forum/openapi.json'],
+    ['relay', '/api/relay/openapi.json'],
+  ] as const) {
     const doc = (await (await fetch(`${base}${path}`)).json()) as Document;
     ajv.addSchema(doc, `${base}/${id}`);
     docs.push({ id: `${base}/${id}`, doc });
@@ -44,7 +47,8 @@ export async function checkResponse(base: string, method: string, url: string, s
   if (!operation && status === 405) return;
   if (!operation) throw new ContractViolation(`${method} ${path} answered ${status} but the document has no ${method} operation`);
   const response = operation.responses?.[String(status)];
-  if (!response) throw new ContractViolation(`${method} ${path} answered ${status}, which its operation does not document: ${JSON.stringify(body)}`);
+  if (!response)
+    throw new ContractViolation(`${method} ${path} answered ${status}, which its operation does not document: ${JSON.stringify(body)}`);
   if (status === 304 || !response.content?.['application/json']?.schema) return;
   const ref = `${owner.id}#/${pointer('paths', path, method.toLowerCase(), 'responses', String(status), 'content', 'application/json', 'schema')}`;
   let validate = compiled.get(ref);
@@ -53,6 +57,8 @@ export async function checkResponse(base: string, method: string, url: string, s
     compiled.set(ref, validate);
   }
   if (validate && !validate(body)) {
-    throw new ContractViolation(`${method} ${url} ${status} does not match openapi.json: ${ajv.errorsText(validate.errors, { separator: '; ' }).slice(0, 1500)}\nbody: ${JSON.stringify(body).slice(0, 1500)}`);
+    throw new ContractViolation(
+      `${method} ${url} ${status} does not match openapi.json: ${ajv.errorsText(validate.errors, { separator: '; ' }).slice(0, 1500)}\nbody: ${JSON.stringify(body).slice(0, 1500)}`,
+    );
   }
 }

@@ -4,7 +4,10 @@ import { freePort, OwnRedis } from '../../scripts/chaos/services.ts';
 /** The pid of the redis-server answering on `port`, if one does. */
 function pidOn(port: number): number | null {
   try {
-    const info = execFileSync('redis-cli', ['-p', String(port), 'info', 'server'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const info = execFileSync('redis-cli', ['-p', String(port), 'info', 'server'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     return Number(/process_id:(\d+)/.exec(info)?.[1] ?? Number.NaN) || null;
   } catch {
     return null;

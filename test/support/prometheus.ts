@@ -12,7 +12,12 @@ export interface HttpEngine {
 }
 
 /** Starts `command` with the args for its port, and waits until `readyPath` answers 200 there (a minute at most). */
-export async function startHttpEngine(command: string, args: (port: number) => string[], readyPath: string, env: Record<string, string> = {}): Promise<HttpEngine> {
+export async function startHttpEngine(
+  command: string,
+  args: (port: number) => string[],
+  readyPath: string,
+  env: Record<string, string> = {},
+): Promise<HttpEngine> {
   const port = await freePort();
   const child: ChildProcess = spawn(command, args(port), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

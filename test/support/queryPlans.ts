@@ -30,7 +30,7 @@ export async function statementsSentDuring(run: () => Promise<unknown>): Promise
   const original = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: unknown, config, values, ...rest) {
     const sql = typeof config === 'string' ? config : config.text;
-    if (sql) sent.push({ sql, values: Array.isArray(values) ? values : (typeof config === 'object' ? config.values : undefined) ?? [] });
+    if (sql) sent.push({ sql, values: Array.isArray(values) ? values : ((typeof config === 'object' ? config.values : undefined) ?? []) });
     return original.call(this, config, values, ...rest);
   };
   try {
@@ -69,7 +69,10 @@ export class Planner {
 
   /** The plan Postgres chooses for a statement, flattened: every node, outermost first. */
   async planOf(statement: SentStatement): Promise<PlanNode[]> {
-    const { rows } = await this.client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`explain (format json) ${statement.sql}`, statement.values);
+    const { rows } = await this.client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+      `explain (format json) ${statement.sql}`,
+      statement.values,
+    );
     const nodes: PlanNode[] = [];
     const walk = (node: PlanNode) => {
       nodes.push(node);

@@ -14,7 +14,9 @@ async function eachQueue<T>(redis: RedisClient, prefix: string, count: number, r
 
 /** True once no partition queue (of all MAX_PARTITIONS) holds a job that is waiting, delayed or running. */
 export async function queuesIdle(redis: RedisClient, prefix: string): Promise<boolean> {
-  const counts = await eachQueue(redis, prefix, MAX_PARTITIONS, (queue) => queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized'));
+  const counts = await eachQueue(redis, prefix, MAX_PARTITIONS, (queue) =>
+    queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized'),
+  );
   return counts.every((count) => Object.values(count).every((n) => n === 0));
 }
 

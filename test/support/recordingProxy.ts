@@ -50,7 +50,9 @@ export class RecordingProxy {
           res.end(JSON.stringify(canned.body));
           return;
         }
-        const headers = Object.entries(req.headers).flatMap(([name, value]) => (hopHeaders.has(name) || value === undefined ? [] : [[name, String(value)] as [string, string]]));
+        const headers = Object.entries(req.headers).flatMap(([name, value]) =>
+          hopHeaders.has(name) || value === undefined ? [] : [[name, String(value)] as [string, string]],
+        );
         const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : Buffer.concat(chunks);
         fetch(`${this.target}${request.path}`, { method: request.method, headers, body })
           .then(async (response) => {

@@ -29,7 +29,11 @@ export async function startRelayApp(): Promise<RelayTestApp> {
 
 /** Opens a case for the agent (200 expected) and returns its compact record. */
 export async function openCase(client: Client, agent: TestAgent, fields: Record<string, unknown> = {}) {
-  const reply = await client.post(casesPath, { action: 'create', kind: 'aid', urgency: 'urgent', summary: 'Need help', safetyAcknowledged: true, ...fields }, { token: agent.token });
+  const reply = await client.post(
+    casesPath,
+    { action: 'create', kind: 'aid', urgency: 'urgent', summary: 'Need help', safetyAcknowledged: true, ...fields },
+    { token: agent.token },
+  );
   if (reply.status !== 200) throw new Error(`case create failed: ${JSON.stringify(reply.body)}`);
   return reply.body.case as { reference: string; status: string; [key: string]: unknown };
 }

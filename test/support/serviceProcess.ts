@@ -59,9 +59,15 @@ function reportedPort(line: string): number | null {
  * answers /healthz, or when `ready` holds (a worker-only process has no API);
  * a process that exits first fails the start at once.
  */
-export async function startServiceProcess(script: string, args: string[], env: Record<string, string> = {}, ready?: () => Promise<boolean>): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  script: string,
+  args: string[],
+  env: Record<string, string> = {},
+  ready?: () => Promise<boolean>,
+): Promise<ServiceProcess> {
   const level = env.LOG_LEVEL ?? 'info';
-  if (!['info', 'debug', 'trace'].includes(level)) throw new Error(`a service process reports its port at level info: LOG_LEVEL ${level} would hide it`);
+  if (!['info', 'debug', 'trace'].includes(level))
+    throw new Error(`a service process reports its port at level info: LOG_LEVEL ${level} would hide it`);
   const child = spawn(process.execPath, [script, ...args], {
     env: { ...process.env, ...testEnv({ PORT: '0', ...env, LOG_LEVEL: level }) },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -27,10 +27,16 @@ function canonical(value: unknown): string {
 }
 
 const encode = (value: unknown): string => Buffer.from(canonical(value), 'utf8').toString('base64url');
-export const decode = (text: string): Record<string, unknown> => JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Record<string, unknown>;
+export const decode = (text: string): Record<string, unknown> =>
+  JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Record<string, unknown>;
 
 /** action=prepare; throws unless 200. */
-export async function prepare(client: Client, path: string, agent: TestAgent, fields: Record<string, unknown>): Promise<Reply & { signing: Signing }> {
+export async function prepare(
+  client: Client,
+  path: string,
+  agent: TestAgent,
+  fields: Record<string, unknown>,
+): Promise<Reply & { signing: Signing }> {
   const reply = await client.post(path, { action: 'prepare', ...fields }, { token: agent.token });
   if (reply.status !== 200) throw new Error(`prepare failed: ${reply.status} ${JSON.stringify(reply.body)}`);
   return { ...reply, signing: reply.body.signing as Signing };
@@ -46,7 +52,14 @@ export function sign(signing: Signing, keys: KeyPair): Signed {
  * envelope changed as given, the digest recomputed and the new envelope
  * genuinely signed, so only the service's own checks can refuse it.
  */
-export function forge(signing: Signing, keys: KeyPair, change: { payload?: (p: Record<string, unknown>) => Record<string, unknown>; envelope?: (e: Record<string, unknown>) => Record<string, unknown> }): Signed {
+export function forge(
+  signing: Signing,
+  keys: KeyPair,
+  change: {
+    payload?: (p: Record<string, unknown>) => Record<string, unknown>;
+    envelope?: (e: Record<string, unknown>) => Record<string, unknown>;
+  },
+): Signed {
   const payload = (change.payload ?? ((p) => p))(decode(signing.payload));
   const digest = createHash('sha256').update(canonical(payload)).digest('base64url');
   const envelope = (change.envelope ?? ((e) => e))({ ...decode(signing.envelope), payloadSha256: digest });
@@ -56,10 +69,18 @@ export function forge(signing: Signing, keys: KeyPair, change: { payload?: (p: R
 /** Dual-signed key rotation; returns the new key pair. */
 export async function rotateKey(client: Client, agent: TestAgent, extra: Record<string, string> = {}): Promise<KeyPair> {
   const next = newKeyPair();
-  const challenge = await client.post('/api/forum/agents/key-rotation', { action: 'challenge', newPublicKey: next.publicKey }, { token: agent.token });
+  const challenge = await client.post(
+    '/api/forum/agents/key-rotation',
+    { action: 'challenge', newPublicKey: next.publicKey },
+    { token: agent.token },
+  );
   if (challenge.status !== 200) throw new Error(`rotation challenge failed: ${JSON.stringify(challenge.body)}`);
   const { challengeId, message } = challenge.body.challenge;
-  const done = await client.post('/api/forum/agents/key-rotation', { action: 'complete', challengeId, oldSignature: signMessage(agent.keys, message), newSignature: signMessage(next, message), ...extra }, { token: agent.token });
+  const done = await client.post(
+    '/api/forum/agents/key-rotation',
+    { action: 'complete', challengeId, oldSignature: signMessage(agent.keys, message), newSignature: signMessage(next, message), ...extra },
+    { token: agent.token },
+  );
   if (done.status !== 200) throw new Error(`rotation failed: ${JSON.stringify(done.body)}`);
   return next;
 }
@@ -88,8 +109,12 @@ export function torsionSignature(keys: KeyPair, message: string): string {
   head[31]! &= 127;
   head[31]! |= 64;
   const r = (littleEndian(randomBytes(64)) % (GROUP_ORDER - 1n)) + 1n;
-  const rBytes = Point.BASE.multiply(r).add(Point.fromBytes(Buffer.from(ORDER_8_POINT, 'hex'))).toBytes();
-  const k = littleEndian(createHash('sha512').update(rBytes).update(Buffer.from(keys.publicKey, 'base64url')).update(message, 'utf8').digest()) % GROUP_ORDER;
+  const rBytes = Point.BASE.multiply(r)
+    .add(Point.fromBytes(Buffer.from(ORDER_8_POINT, 'hex')))
+    .toBytes();
+  const k =
+    littleEndian(createHash('sha512').update(rBytes).update(Buffer.from(keys.publicKey, 'base64url')).update(message, 'utf8').digest()) %
+    GROUP_ORDER;
   const s = (r + k * littleEndian(head)) % GROUP_ORDER;
   return Buffer.concat([rBytes, Buffer.from(s.toString(16).padStart(64, '0'), 'hex').reverse()]).toString('base64url');
 }

@@ -23,7 +23,10 @@ export async function holdProjects(t: TestApp, slugs: string[]): Promise<() => P
 }
 
 function partitionQueue(redis: RedisClient, settings: Settings, slug: string): Queue {
-  return new Queue(partitionQueueName(partitionOf(projectKey(slug), settings.partitions)), { connection: redis, prefix: queuePrefix(settings) });
+  return new Queue(partitionQueueName(partitionOf(projectKey(slug), settings.partitions)), {
+    connection: redis,
+    prefix: queuePrefix(settings),
+  });
 }
 
 /**
@@ -32,7 +35,16 @@ function partitionQueue(redis: RedisClient, settings: Settings, slug: string): Q
  * the service's worker has failed it for good.
  */
 export async function failCommandOf(t: TestApp, slug: string, commandId: string): Promise<void> {
-  const command: Command = { commandId, type: 'post.create', actor: null, data: null as unknown as Record<string, unknown>, view: 'compact', partitionKey: projectKey(slug), idempotency: null, replyTo: `${t.settings.redisPrefix}:nobody` };
+  const command: Command = {
+    commandId,
+    type: 'post.create',
+    actor: null,
+    data: null as unknown as Record<string, unknown>,
+    view: 'compact',
+    partitionKey: projectKey(slug),
+    idempotency: null,
+    replyTo: `${t.settings.redisPrefix}:nobody`,
+  };
   const queue = partitionQueue(t.redis, t.settings, slug);
   try {
     const job = await queue.add(batchName([command.partitionKey]), { commands: [command] }, { attempts: 1 });

@@ -53,7 +53,11 @@ export function testEnv(overrides: Record<string, string> = {}): Record<string, 
 }
 
 /** A whole service (API and workers) in this process, on its own Redis prefix, over real HTTP. */
-export async function startTestApp(env: Record<string, string> = {}, roles: ('api' | 'worker')[] = ['api', 'worker'], options: AppOptions = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  roles: ('api' | 'worker')[] = ['api', 'worker'],
+  options: AppOptions = {},
+): Promise<TestApp> {
   const settings = loadSettings(testEnv(env));
   const app = await startApp(settings, roles, options);
   const orm = await openOrm(settings.databaseUrl, { poolMax: 2 });
@@ -80,7 +84,9 @@ export async function keysMatching(redis: RedisClient, pattern: string): Promise
   const found: string[] = [];
   // A cluster client connects to a node on its first command ('wait' until then), so every master it knows is tried;
   // one that cannot be reached (killed by a failover test, not yet dropped from the client's slot map) holds nothing to find.
-  const masters = isCluster(redis) ? redis.nodes('master').filter((master) => master.status === 'ready' || master.status === 'wait') : [redis];
+  const masters = isCluster(redis)
+    ? redis.nodes('master').filter((master) => master.status === 'ready' || master.status === 'wait')
+    : [redis];
   for (const node of masters) {
     try {
       let cursor = '0';

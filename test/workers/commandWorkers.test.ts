@@ -11,7 +11,12 @@ describe('a worker delivering a batch', () => {
     const keys = redisKeys(t.settings.redisPrefix);
     const reply = await createPost(t.client, topic.owner, topic);
     // Read right after the reply: the batch published with its commit and announced before replying.
-    const [event] = await t.orm.em.fork().execute<{ event_id: string }[]>("select event_id::text as event_id from ledger_event where type = 'post.created' and subject_id = ?", [reply.id]);
+    const [event] = await t.orm.em
+      .fork()
+      .execute<{ event_id: string }[]>(
+        "select event_id::text as event_id from ledger_event where type = 'post.created' and subject_id = ?",
+        [reply.id],
+      );
     const [head, dirty] = await Promise.all([t.redis.get(keys.ledgerHead), t.redis.get(keys.outboxDirty)]);
     expect(event).toBeDefined();
     expect(BigInt(head ?? '0')).toBeGreaterThanOrEqual(BigInt(event?.event_id ?? 'x'));

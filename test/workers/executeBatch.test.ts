@@ -72,7 +72,11 @@ describe('a batch of commands in one transaction', () => {
   it('answers an older API command in the view its data carries, and hands the handler data without it', async () => {
     const command = olderApiCommand(unique('b-'), 'full');
     const { executions } = await executeBatch(t.orm.em, t.settings, [command]);
-    expect(executions[0]?.result.body.project).toMatchObject({ slug: command.data.slug, summary: '', roster: [{ handle: agent.handle, role: 'owner', creator: true }] });
+    expect(executions[0]?.result.body.project).toMatchObject({
+      slug: command.data.slug,
+      summary: '',
+      roster: [{ handle: agent.handle, role: 'owner', creator: true }],
+    });
     expect(executions[0]?.command.view).toBe('full');
     expect(executions[0]?.command.data).toEqual({ slug: command.data.slug, name: 'Batch' });
   });

@@ -29,6 +29,9 @@ describe('the background ledger publisher', () => {
     // And another batch's drained announcement has cleared the dirty mark meanwhile.
     await t.redis.del(keys.outboxDirty);
     expect(publication).not.toBeNull();
-    await vi.waitFor(async () => expect(BigInt((await t.redis.get(keys.ledgerHead)) ?? '0')).toBeGreaterThanOrEqual(BigInt(publication?.head ?? 'x')), { timeout: 5_000, interval: 50 });
+    await vi.waitFor(
+      async () => expect(BigInt((await t.redis.get(keys.ledgerHead)) ?? '0')).toBeGreaterThanOrEqual(BigInt(publication?.head ?? 'x')),
+      { timeout: 5_000, interval: 50 },
+    );
   });
 });

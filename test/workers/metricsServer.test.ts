@@ -8,7 +8,9 @@ const worker = useTestApp({ OPERATOR_TOKEN, METRICS_PORT: '0' }, ['worker']);
 describe('a worker-only process', () => {
   it('answers /metrics on its own port to an operator', async () => {
     expect(worker.app.metricsPort).toBeGreaterThan(0);
-    const reply = await fetch(`http://127.0.0.1:${worker.app.metricsPort}/metrics`, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } });
+    const reply = await fetch(`http://127.0.0.1:${worker.app.metricsPort}/metrics`, {
+      headers: { authorization: `Bearer ${OPERATOR_TOKEN}` },
+    });
     expect(reply.status).toBe(200);
     const scrape = await reply.text();
     expect(scrape).toContain('agora_batch_size_bucket');

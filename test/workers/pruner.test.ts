@@ -12,10 +12,20 @@ describe('pruning past the retry window', () => {
     // Near the real time: other test files share this database and their fresh rows must survive.
     const now = new Date(Date.now() + 60_000);
     const at = (msAgo: number) => new Date(now.getTime() - msAgo);
-    const [oldCommand, youngCommand, oldNonce, youngNonce] = [unique('cmd_old'), unique('cmd_young'), unique('nonce_old'), unique('nonce_young')];
+    const [oldCommand, youngCommand, oldNonce, youngNonce] = [
+      unique('cmd_old'),
+      unique('cmd_young'),
+      unique('nonce_old'),
+      unique('nonce_young'),
+    ];
     const em = t.orm.em.fork();
-    const insertCommand = (id: string, createdAt: Date) => em.execute("insert into processed_command (command_id, type, status, body, created_at) values (?, 'test', 200, '{}', ?)", [id, createdAt]);
-    const insertNonce = (nonce: string, usedAt: Date) => em.execute("insert into used_nonce (nonce, action, used_at) values (?, 'test', ?)", [nonce, usedAt]);
+    const insertCommand = (id: string, createdAt: Date) =>
+      em.execute("insert into processed_command (command_id, type, status, body, created_at) values (?, 'test', 200, '{}', ?)", [
+        id,
+        createdAt,
+      ]);
+    const insertNonce = (nonce: string, usedAt: Date) =>
+      em.execute("insert into used_nonce (nonce, action, used_at) values (?, 'test', ?)", [nonce, usedAt]);
     await insertCommand(oldCommand, at(RETENTION_MS + 60_000));
     await insertCommand(youngCommand, at(RETENTION_MS - 60_000));
     await insertNonce(oldNonce, at(RETENTION_MS + 60_000));
@@ -27,7 +37,10 @@ describe('pruning past the retry window', () => {
 
     expect(deleted.processedCommands).toBeGreaterThanOrEqual(1);
     expect(deleted.usedNonces).toBeGreaterThanOrEqual(1);
-    const commands = await em.execute<{ command_id: string }[]>('select command_id from processed_command where command_id in (?, ?)', [oldCommand, youngCommand]);
+    const commands = await em.execute<{ command_id: string }[]>('select command_id from processed_command where command_id in (?, ?)', [
+      oldCommand,
+      youngCommand,
+    ]);
     expect(commands.map((r) => r.command_id)).toEqual([youngCommand]);
     const nonces = await em.execute<{ nonce: string }[]>('select nonce from used_nonce where nonce in (?, ?)', [oldNonce, youngNonce]);
     expect(nonces.map((r) => r.nonce)).toEqual([youngNonce]);
@@ -38,7 +51,10 @@ describe('pruning past the retry window', () => {
     const [expired, live] = [unique('prep_expired_'), unique('prep_live_')];
     const em = t.orm.em.fork();
     const insert = (nonce: string, expiresAt: Date) =>
-      em.execute("insert into prepared_action (nonce, action, agent_id, payload, envelope, expires_at) values (?, 'attestation.create', 'agt_test', 'e30', 'e30', ?)", [nonce, expiresAt]);
+      em.execute(
+        "insert into prepared_action (nonce, action, agent_id, payload, envelope, expires_at) values (?, 'attestation.create', 'agt_test', 'e30', 'e30', ?)",
+        [nonce, expiresAt],
+      );
     await insert(expired, new Date(now.getTime() - 1000));
     await insert(live, new Date(now.getTime() + 600_000));
 

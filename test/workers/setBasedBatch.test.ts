@@ -16,9 +16,24 @@ beforeAll(async () => {
 });
 
 function command(agent: TestAgent, type: string, data: Record<string, unknown>, commandId: string = randomUUID()): Command {
-  return { commandId, type, actor: { agentId: agent.agentId, handle: agent.handle, tokenId: agent.tokenId, fingerprint: 'unused' }, data, view: 'compact', partitionKey: `project:${topic.projectSlug}`, idempotency: null, replyTo: 'unused' };
+  return {
+    commandId,
+    type,
+    actor: { agentId: agent.agentId, handle: agent.handle, tokenId: agent.tokenId, fingerprint: 'unused' },
+    data,
+    view: 'compact',
+    partitionKey: `project:${topic.projectSlug}`,
+    idempotency: null,
+    replyTo: 'unused',
+  };
 }
-const post = (agent: TestAgent, data: Record<string, unknown> = {}, id?: string) => command(agent, 'post.create', { projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: unique('body '), review: false, ...data }, id);
+const post = (agent: TestAgent, data: Record<string, unknown> = {}, id?: string) =>
+  command(
+    agent,
+    'post.create',
+    { projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: unique('body '), review: false, ...data },
+    id,
+  );
 const vote = (agent: TestAgent, postId: string, value: 'support' | 'contest') => command(agent, 'vote.cast', { postId, value });
 
 /** Runs a batch and reports whether it needed the per-command path. */
@@ -42,12 +57,20 @@ describe('a batch of hot commands applied set-based', () => {
     expect(ids[0]! < ids[1]!).toBe(true);
     const rows = await t.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from post where id in (?)', [ids]);
     expect(rows[0]?.n).toBe(2);
-    const refusals = await t.orm.em.fork().execute<{ status: number }[]>('select status from processed_command where command_id in (?) order by status', [[missingTopic.commandId, strayReply.commandId]]);
+    const refusals = await t.orm.em
+      .fork()
+      .execute<{ status: number }[]>('select status from processed_command where command_id in (?) order by status', [
+        [missingTopic.commandId, strayReply.commandId],
+      ]);
     expect(refusals.map((r) => r.status)).toEqual([400, 404]);
   });
 
   it('stores bodies with quotes, backslashes, placeholders and emoji exactly as sent', async () => {
-    const bodies = [`it's a "test" \\ with ? and ?? and $1 and {braces}, commas`, 'emoji 🦊 and \u00e9 and tab\t and newline\n', unique(`'); drop table post; --`)];
+    const bodies = [
+      `it's a "test" \\ with ? and ?? and $1 and {braces}, commas`,
+      'emoji 🦊 and \u00e9 and tab\t and newline\n',
+      unique(`'); drop table post; --`),
+    ];
     const { executions, retries } = await run(bodies.map((body) => post(topic.owner, { body })));
     expect(retries).toEqual([]);
     const ids = executions.map((e) => (e.result.body.post as { id: string }).id);
@@ -58,7 +81,9 @@ describe('a batch of hot commands applied set-based', () => {
   // Only the worker mints post ids, so a client's reply always names a post of an earlier batch.
   it('lets a reply in one batch answer a post created by the batch before it, taking its root and depth', async () => {
     const root = post(topic.owner);
-    const { executions: [created] } = await run([root]);
+    const {
+      executions: [created],
+    } = await run([root]);
     const rootId = (created!.result.body.post as { id: string }).id;
     const child = post(voters[0] as TestAgent, { parentPostId: rootId });
     const { executions } = await run([child]);
@@ -77,21 +102,50 @@ describe('a batch of hot commands applied set-based', () => {
   });
 
   it('keeps the tally and the counters exact across votes, re-casts and a missing post in one batch', async () => {
-    const { executions: [created] } = await run([post(topic.owner)]);
+    const {
+      executions: [created],
+    } = await run([post(topic.owner)]);
     const postId = (created!.result.body.post as { id: string }).id;
     const [a, b, c] = voters as [TestAgent, TestAgent, TestAgent];
-    const before = await t.orm.em.fork().execute<{ id: string; votes_cast: number; support_received: number; contest_received: number }[]>('select id, votes_cast, support_received, contest_received from agent where id in (?)', [[a.agentId, topic.owner.agentId]]);
-    const { executions, retries } = await run([vote(a, postId, 'support'), vote(b, postId, 'support'), vote(c, 'pst_missing', 'support'), vote(a, postId, 'contest'), vote(c, postId, 'contest')]);
+    const before = await t.orm.em
+      .fork()
+      .execute<{ id: string; votes_cast: number; support_received: number; contest_received: number }[]>(
+        'select id, votes_cast, support_received, contest_received from agent where id in (?)',
+        [[a.agentId, topic.owner.agentId]],
+      );
+    const { executions, retries } = await run([
+      vote(a, postId, 'support'),
+      vote(b, postId, 'support'),
+      vote(c, 'pst_missing', 'support'),
+      vote(a, postId, 'contest'),
+      vote(c, postId, 'contest'),
+    ]);
     expect(retries).toEqual([]);
     expect(executions.map((e) => e.result.status)).toEqual([200, 200, 404, 200, 200]);
-    expect(executions.map((e) => e.result.body.tally)).toEqual([{ support: 1, contest: 0 }, { support: 2, contest: 0 }, undefined, { support: 1, contest: 1 }, { support: 1, contest: 2 }]);
-    const [stored] = await t.orm.em.fork().execute<{ support_count: number; contest_count: number }[]>('select support_count, contest_count from post where id = ?', [postId]);
+    expect(executions.map((e) => e.result.body.tally)).toEqual([
+      { support: 1, contest: 0 },
+      { support: 2, contest: 0 },
+      undefined,
+      { support: 1, contest: 1 },
+      { support: 1, contest: 2 },
+    ]);
+    const [stored] = await t.orm.em
+      .fork()
+      .execute<{ support_count: number; contest_count: number }[]>('select support_count, contest_count from post where id = ?', [postId]);
     expect(stored).toEqual({ support_count: 1, contest_count: 2 });
-    const votes = await t.orm.em.fork().execute<{ agent_id: string; value: string }[]>('select agent_id, value from vote where post_id = ? order by agent_id', [postId]);
+    const votes = await t.orm.em
+      .fork()
+      .execute<{ agent_id: string; value: string }[]>('select agent_id, value from vote where post_id = ? order by agent_id', [postId]);
     expect(votes).toHaveLength(3);
     expect(votes.find((v) => v.agent_id === a.agentId)?.value).toBe('contest');
-    const after = await t.orm.em.fork().execute<{ id: string; votes_cast: number; support_received: number; contest_received: number }[]>('select id, votes_cast, support_received, contest_received from agent where id in (?)', [[a.agentId, topic.owner.agentId]]);
-    const delta = (id: string, column: 'votes_cast' | 'support_received' | 'contest_received') => (after.find((r) => r.id === id)?.[column] ?? 0) - (before.find((r) => r.id === id)?.[column] ?? 0);
+    const after = await t.orm.em
+      .fork()
+      .execute<{ id: string; votes_cast: number; support_received: number; contest_received: number }[]>(
+        'select id, votes_cast, support_received, contest_received from agent where id in (?)',
+        [[a.agentId, topic.owner.agentId]],
+      );
+    const delta = (id: string, column: 'votes_cast' | 'support_received' | 'contest_received') =>
+      (after.find((r) => r.id === id)?.[column] ?? 0) - (before.find((r) => r.id === id)?.[column] ?? 0);
     expect(delta(a.agentId, 'votes_cast')).toBe(1);
     expect(delta(topic.owner.agentId, 'support_received')).toBe(1);
     expect(delta(topic.owner.agentId, 'contest_received')).toBe(2);
@@ -128,16 +182,21 @@ describe('a batch of hot commands applied set-based', () => {
       // too: this one is the transaction whose id locks the author's row (its xmax).
       await vi.waitFor(
         async () => {
-          const blocked = await side.em.fork().execute<{ n: number }[]>(
-            'select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid)) and backend_xid = (select xmax from agent where id = ?)',
-            [holderPid, author.agentId],
-          );
+          const blocked = await side.em
+            .fork()
+            .execute<{ n: number }[]>(
+              'select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid)) and backend_xid = (select xmax from agent where id = ?)',
+              [holderPid, author.agentId],
+            );
           if ((blocked[0]?.n ?? 0) < 1) throw new Error('the batch is not waiting on the ledger lock yet');
         },
         { timeout: 10_000, interval: 20 },
       );
       // Its foreign-key check runs at commit (deferred) and needs a KEY SHARE lock on the author's row.
-      await holder.execute("insert into follow (id, agent_id, target_type, target_id, project_slug, created_at) values (?, ?, 'project', ?, ?, now())", [unique('flw_'), author.agentId, unique('prj_'), topic.projectSlug]);
+      await holder.execute(
+        "insert into follow (id, agent_id, target_type, target_id, project_slug, created_at) values (?, ?, 'project', ?, ?, now())",
+        [unique('flw_'), author.agentId, unique('prj_'), topic.projectSlug],
+      );
       await holder.commit();
       const { executions, retries } = await batch;
       expect(retries).toEqual([]);
@@ -151,7 +210,11 @@ describe('a batch of hot commands applied set-based', () => {
     const good = post(topic.owner);
     const bad = post(topic.owner, { topicSlug: 'nope' });
     await run([good, bad]);
-    const events = await t.orm.em.fork().execute<{ command_id: string; type: string }[]>('select command_id, type from outbox_event where command_id in (?)', [[good.commandId, bad.commandId]]);
+    const events = await t.orm.em
+      .fork()
+      .execute<{ command_id: string; type: string }[]>('select command_id, type from outbox_event where command_id in (?)', [
+        [good.commandId, bad.commandId],
+      ]);
     expect(events).toEqual([{ command_id: good.commandId, type: 'post.created' }]);
   });
 
@@ -174,14 +237,24 @@ describe('a batch of hot commands applied set-based', () => {
     expect(executions.map((e) => e.result.status)).toEqual([200, 200, 404, 404, 200, 200, 200]);
     expect(executions.map((e) => e.result.body.following)).toEqual([true, true, undefined, undefined, true, false, true]);
     expect((executions[1]!.result.body.follow as { id: string }).id).toBe((executions[0]!.result.body.follow as { id: string }).id);
-    const rows = await t.orm.em.fork().execute<{ agent_id: string; target_type: string }[]>('select agent_id, target_type from follow where agent_id in (?) order by agent_id, target_type', [[a.agentId, b.agentId]]);
+    const rows = await t.orm.em
+      .fork()
+      .execute<{ agent_id: string; target_type: string }[]>(
+        'select agent_id, target_type from follow where agent_id in (?) order by agent_id, target_type',
+        [[a.agentId, b.agentId]],
+      );
     expect(rows).toEqual(
       [
         { agent_id: a.agentId, target_type: 'project' },
         { agent_id: b.agentId, target_type: 'project' },
       ].sort((x, y) => (x.agent_id < y.agent_id ? -1 : 1)),
     );
-    const events = await t.orm.em.fork().execute<{ type: string }[]>('select type from outbox_event where type like ? and created_at >= now() - interval \'1 minute\' and project_slug = ? order by id', ['follow.%', topic.projectSlug]);
+    const events = await t.orm.em
+      .fork()
+      .execute<{ type: string }[]>(
+        "select type from outbox_event where type like ? and created_at >= now() - interval '1 minute' and project_slug = ? order by id",
+        ['follow.%', topic.projectSlug],
+      );
     expect(events.map((e) => e.type)).toEqual(['follow.created', 'follow.created', 'follow.removed', 'follow.created']);
   });
 
@@ -200,7 +273,9 @@ describe('a batch of hot commands applied set-based', () => {
     // Until the batch is blocked by the holder: only then does what it holds show what it locked first.
     await vi.waitFor(
       async () => {
-        const blocked = await side.em.fork().execute<{ n: number }[]>('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [holderPid]);
+        const blocked = await side.em
+          .fork()
+          .execute<{ n: number }[]>('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [holderPid]);
         if ((blocked[0]?.n ?? 0) < 1) throw new Error('the batch is not waiting on the held agent yet');
       },
       { timeout: 10_000, interval: 20 },
@@ -221,7 +296,9 @@ describe('a batch of hot commands applied set-based', () => {
   });
 
   it('folds flags of one batch in order: a re-flag updates, the third distinct reporter quarantines the post once, a missing post is refused', async () => {
-    const { executions: [created] } = await run([post(topic.owner)]);
+    const {
+      executions: [created],
+    } = await run([post(topic.owner)]);
     const postId = (created!.result.body.post as { id: string }).id;
     const [a, b, c] = voters as [TestAgent, TestAgent, TestAgent];
     const flag = (agent: TestAgent, data: Record<string, unknown>) => command(agent, 'flag.create', { postId, ...data });
@@ -236,9 +313,22 @@ describe('a batch of hot commands applied set-based', () => {
     ]);
     expect(retries).toEqual([]);
     expect(executions.map((e) => e.result.status)).toEqual([200, 200, 200, 200, 404, 200, 200]);
-    expect(executions.map((e) => (e.result.body.post as { moderationState: string } | undefined)?.moderationState)).toEqual(['visible', 'visible', 'visible', 'visible', undefined, 'quarantined', 'quarantined']);
+    expect(executions.map((e) => (e.result.body.post as { moderationState: string } | undefined)?.moderationState)).toEqual([
+      'visible',
+      'visible',
+      'visible',
+      'visible',
+      undefined,
+      'quarantined',
+      'quarantined',
+    ]);
     expect(executions[3]?.result.body.flag).toMatchObject({ reporter: a.handle, reasonCode: 'harassment', detail: 'changed my mind' });
-    const flags = await t.orm.em.fork().execute<{ reporter_id: string; reason_code: string }[]>('select reporter_id, reason_code from flag where post_id = ? order by reporter_id', [postId]);
+    const flags = await t.orm.em
+      .fork()
+      .execute<{ reporter_id: string; reason_code: string }[]>(
+        'select reporter_id, reason_code from flag where post_id = ? order by reporter_id',
+        [postId],
+      );
     expect(flags).toEqual(
       [
         { reporter_id: a.agentId, reason_code: 'harassment' },
@@ -247,12 +337,29 @@ describe('a batch of hot commands applied set-based', () => {
         { reporter_id: topic.owner.agentId, reason_code: 'other' },
       ].sort((x, y) => (x.reporter_id < y.reporter_id ? -1 : 1)),
     );
-    const [stored] = await t.orm.em.fork().execute<{ moderation_state: string; moderation_reason: string }[]>('select moderation_state, moderation_reason from post where id = ?', [postId]);
+    const [stored] = await t.orm.em
+      .fork()
+      .execute<{ moderation_state: string; moderation_reason: string }[]>(
+        'select moderation_state, moderation_reason from post where id = ?',
+        [postId],
+      );
     expect(stored).toEqual({ moderation_state: 'quarantined', moderation_reason: 'harassment' });
-    const actions = await t.orm.em.fork().execute<{ state: string; actor_id: string | null }[]>('select state, actor_id from moderation_action where post_id = ?', [postId]);
+    const actions = await t.orm.em
+      .fork()
+      .execute<{ state: string; actor_id: string | null }[]>('select state, actor_id from moderation_action where post_id = ?', [postId]);
     expect(actions).toEqual([{ state: 'quarantined', actor_id: null }]);
-    const events = await t.orm.em.fork().execute<{ type: string }[]>('select type from outbox_event where subject_id = ? order by id', [postId]);
-    expect(events.map((e) => e.type)).toEqual(['post.created', 'flag.created', 'flag.created', 'flag.updated', 'flag.created', 'post.moderated', 'flag.created']);
+    const events = await t.orm.em
+      .fork()
+      .execute<{ type: string }[]>('select type from outbox_event where subject_id = ? order by id', [postId]);
+    expect(events.map((e) => e.type)).toEqual([
+      'post.created',
+      'flag.created',
+      'flag.created',
+      'flag.updated',
+      'flag.created',
+      'post.moderated',
+      'flag.created',
+    ]);
   });
 
   it('answers a post enqueued without a view field, as an older API would, in the compact view, without falling back', async () => {

@@ -15,7 +15,16 @@ beforeAll(async () => {
 });
 
 function command(type: string, data: Record<string, unknown>): Command {
-  return { commandId: randomUUID(), type, actor: { agentId: voter.agentId, handle: voter.handle, tokenId: voter.tokenId, fingerprint: 'unused' }, data, view: 'compact', partitionKey: `project:${topic.projectSlug}`, idempotency: null, replyTo: 'unused' };
+  return {
+    commandId: randomUUID(),
+    type,
+    actor: { agentId: voter.agentId, handle: voter.handle, tokenId: voter.tokenId, fingerprint: 'unused' },
+    data,
+    view: 'compact',
+    partitionKey: `project:${topic.projectSlug}`,
+    idempotency: null,
+    replyTo: 'unused',
+  };
 }
 
 /** Runs a batch and reports how it was applied again, if it was. */
@@ -29,7 +38,10 @@ describe('a batch of hot and other commands', () => {
   it("applies a hot command's own module on the unit of work's transaction, beside the other commands", async () => {
     const post = await createPost(t.client, topic.owner, topic);
     const slug = unique('p-');
-    const { executions, failures, retries } = await run([command('project.create', { slug, name: 'Mixed' }), command('vote.cast', { postId: post.id, value: 'support' })]);
+    const { executions, failures, retries } = await run([
+      command('project.create', { slug, name: 'Mixed' }),
+      command('vote.cast', { postId: post.id, value: 'support' }),
+    ]);
     expect(failures).toEqual([]);
     expect(retries).toEqual([]);
     expect(executions.map((e) => [e.outcome, e.result.status])).toEqual([
@@ -37,7 +49,12 @@ describe('a batch of hot and other commands', () => {
       ['applied', 200],
     ]);
     expect(executions[1]?.result.body.tally).toEqual({ support: 1, contest: 0 });
-    const [row] = await t.orm.em.fork().execute<{ support_count: number; votes: number }[]>('select support_count, (select count(*)::int from vote where post_id = ?) as votes from post where id = ?', [post.id, post.id]);
+    const [row] = await t.orm.em
+      .fork()
+      .execute<{ support_count: number; votes: number }[]>(
+        'select support_count, (select count(*)::int from vote where post_id = ?) as votes from post where id = ?',
+        [post.id, post.id],
+      );
     expect(row).toEqual({ support_count: 1, votes: 1 });
   });
 
@@ -51,7 +68,9 @@ describe('a batch of hot and other commands', () => {
       ['applied', 200],
       ['refused', 404],
     ]);
-    const recorded = await t.orm.em.fork().execute<{ status: number }[]>('select status from processed_command where command_id = ?', [missing.commandId]);
+    const recorded = await t.orm.em
+      .fork()
+      .execute<{ status: number }[]>('select status from processed_command where command_id = ?', [missing.commandId]);
     expect(recorded).toEqual([{ status: 404 }]);
   });
 });

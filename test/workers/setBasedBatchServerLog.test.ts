@@ -69,7 +69,10 @@ describe('a batch that fails inside Postgres', () => {
     const marker = unique('private-marker-');
 
     const outcome = await executeBatch(t.orm.em, t.settings, [post(`${REFUSED} ${marker} one`), post(`${REFUSED} ${marker} two`)]);
-    expect(outcome.failures.map((failure) => failure.error.message)).toEqual([expect.stringContaining(TRIGGER_ERROR), expect.stringContaining(TRIGGER_ERROR)]);
+    expect(outcome.failures.map((failure) => failure.error.message)).toEqual([
+      expect.stringContaining(TRIGGER_ERROR),
+      expect.stringContaining(TRIGGER_ERROR),
+    ]);
 
     // Every attempt's error is in the log (so this is the log Postgres writes to), with the statement it failed in.
     const appended = async () => (await readFile(log)).subarray(before).toString('utf8');

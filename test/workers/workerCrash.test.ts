@@ -20,14 +20,22 @@ const children: ChildProcess[] = [];
 
 /** A worker role in its own OS process; with a failpoint armed it kills itself with SIGKILL there. */
 function spawnWorker(failpoint?: Failpoint): { child: ChildProcess; stderr: string[] } {
-  const env = { ...process.env, DATABASE_URL: t.settings.databaseUrl, REDIS_URL: t.settings.redisUrl, REDIS_PREFIX: t.settings.redisPrefix, WORKER_LOCK_MS: '1000', LOG_LEVEL: 'silent', METRICS_PORT: '0', AGORA_FAILPOINTS: failpoint ?? '' };
+  const env = {
+    ...process.env,
+    DATABASE_URL: t.settings.databaseUrl,
+    REDIS_URL: t.settings.redisUrl,
+    REDIS_PREFIX: t.settings.redisPrefix,
+    WORKER_LOCK_MS: '1000',
+    LOG_LEVEL: 'silent',
+    METRICS_PORT: '0',
+    AGORA_FAILPOINTS: failpoint ?? '',
+  };
   const child = spawn(process.execPath, ['src/bin/main.ts', 'worker'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   const stderr: string[] = [];
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
   children.push(child);
   return { child, stderr };
 }
-
 
 /** Stops the healthy workers once they have run every job, so none is left for the next armed worker. */
 async function stopWorkersWhenIdle(): Promise<void> {
@@ -75,11 +83,25 @@ interface Crash {
  * dies at its first batch there. Then a healthy worker finishes the queue and
  * every client retries with its own key until answered, as a real client would.
  */
-async function crashAt(failpoint: Failpoint, count: number, send: (w: Write) => Promise<Reply>, committed: (writes: Write[]) => Promise<number>): Promise<Crash> {
+async function crashAt(
+  failpoint: Failpoint,
+  count: number,
+  send: (w: Write) => Promise<Reply>,
+  committed: (writes: Write[]) => Promise<number>,
+): Promise<Crash> {
   const armed = spawnWorker(failpoint);
   // Writes sent before it listens could time out (503) on a slow start, and their replies would find no one waiting.
-  await until(async () => (await workersListening(t.redis, t.settings.redisPrefix, t.settings.partitions)) > 0, 30_000, 'the armed worker to listen');
-  const writes = Array.from({ length: count }, (_, i) => ({ index: i, label: unique('crash-'), key: unique('k'), agent: agents[i % agents.length] as TestAgent }));
+  await until(
+    async () => (await workersListening(t.redis, t.settings.redisPrefix, t.settings.partitions)) > 0,
+    30_000,
+    'the armed worker to listen',
+  );
+  const writes = Array.from({ length: count }, (_, i) => ({
+    index: i,
+    label: unique('crash-'),
+    key: unique('k'),
+    agent: agents[i % agents.length] as TestAgent,
+  }));
   const atCrash: (Reply | null)[] = writes.map(() => null);
   const first = writes.map((w, i) => send(w).then((reply) => (atCrash[i] = reply)));
   const [, signal] = await Promise.race([
@@ -90,7 +112,8 @@ async function crashAt(failpoint: Failpoint, count: number, send: (w: Write) => 
   expect(armed.stderr.join('')).toContain(`failpoint ${failpoint} reached`);
   const committedAtCrash = await committed(writes);
   // Replies published before the crash are on their way; let them land before judging what the crash left.
-  if (failpoint === 'batch-replied-before-complete') await until(() => atCrash.filter((r) => r?.status === 200).length >= committedAtCrash, 30_000, 'the replies sent before the crash');
+  if (failpoint === 'batch-replied-before-complete')
+    await until(() => atCrash.filter((r) => r?.status === 200).length >= committedAtCrash, 30_000, 'the replies sent before the crash');
   const snapshot = [...atCrash];
 
   // The healthy worker before the first attempts settle: those the crash left queued are answered by it.
@@ -113,10 +136,18 @@ async function crashAt(failpoint: Failpoint, count: number, send: (w: Write) => 
 }
 
 const postVia = (client: Client) => (w: Write) =>
-  client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: w.label }, { token: w.agent.token, headers: { 'idempotency-key': w.key } });
+  client.post(
+    '/api/forum/posts',
+    { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: w.label },
+    { token: w.agent.token, headers: { 'idempotency-key': w.key } },
+  );
 
 async function postCounts(writes: Write[]): Promise<Map<string, number>> {
-  const rows = await t.orm.em.fork().execute<{ body: string; n: number }[]>('select body, count(*)::int as n from post where body in (?) group by body', [writes.map((w) => w.label)]);
+  const rows = await t.orm.em
+    .fork()
+    .execute<{ body: string; n: number }[]>('select body, count(*)::int as n from post where body in (?) group by body', [
+      writes.map((w) => w.label),
+    ]);
   return new Map(rows.map((row) => [row.body, row.n]));
 }
 const postsCommitted = async (writes: Write[]) => (await postCounts(writes)).size;
@@ -130,7 +161,9 @@ async function resultsCommitted(writes: Write[]): Promise<number> {
   const claims = await Promise.all(writes.map((w) => t.redis.get(keys.idempotency(w.agent.agentId, w.key))));
   const commandIds = claims.flatMap((claim) => (claim ? [(JSON.parse(claim) as { commandId: string }).commandId] : []));
   if (commandIds.length === 0) return 0;
-  const rows = await t.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from processed_command where command_id in (?)', [commandIds]);
+  const rows = await t.orm.em
+    .fork()
+    .execute<{ n: number }[]>('select count(*)::int as n from processed_command where command_id in (?)', [commandIds]);
   return rows[0]?.n ?? 0;
 }
 
@@ -170,12 +203,21 @@ describe('a worker process that dies holding the locks of a per-command batch', 
   it('dies in lockBatch with nothing committed, and every project is then created once and answered to its retry', async () => {
     // Project creation has no set-based path: its batches take their locks in lockBatch (workers/batchTransaction.ts), the failpoint armed here.
     expect(takesSetBasedPath([{ type: 'project.create' } as Command])).toBe(false);
-    const send = (w: Write) => t.client.post('/api/forum/projects', { action: 'create', slug: w.label, name: 'Locked' }, { token: w.agent.token, headers: { 'idempotency-key': w.key } });
+    const send = (w: Write) =>
+      t.client.post(
+        '/api/forum/projects',
+        { action: 'create', slug: w.label, name: 'Locked' },
+        { token: w.agent.token, headers: { 'idempotency-key': w.key } },
+      );
     const crash = await crashAt('batch-mid-transaction', 12, send, resultsCommitted);
     expect(crash.committedAtCrash).toBe(0);
     expect(crash.atCrash.filter((reply) => reply?.status === 200)).toEqual([]);
     expect(crash.final.map((reply) => reply.status)).toEqual(crash.writes.map(() => 200));
-    const rows = await t.orm.em.fork().execute<{ slug: string; n: number }[]>('select slug, count(*)::int as n from project where slug in (?) group by slug', [crash.writes.map((w) => w.label)]);
+    const rows = await t.orm.em
+      .fork()
+      .execute<{ slug: string; n: number }[]>('select slug, count(*)::int as n from project where slug in (?) group by slug', [
+        crash.writes.map((w) => w.label),
+      ]);
     const counts = new Map(rows.map((row) => [row.slug, row.n]));
     expect(crash.writes.map((w) => counts.get(w.label))).toEqual(crash.writes.map(() => 1));
     expect(crash.replays.map((reply) => reply.body.project.slug)).toEqual(crash.writes.map((w) => w.label));
@@ -187,20 +229,34 @@ describe('a worker process that dies after committing a batch with refusals in i
   it('replays each command’s recorded result, the refusals too, and creates each project once', async () => {
     const taken = unique('crash-taken-');
     const owner = agents[0] as TestAgent;
-    const createTaken = () => t.client.post('/api/forum/projects', { action: 'create', slug: taken, name: 'Taken' }, { token: owner.token, headers: { 'idempotency-key': `taken-${taken}` } });
+    const createTaken = () =>
+      t.client.post(
+        '/api/forum/projects',
+        { action: 'create', slug: taken, name: 'Taken' },
+        { token: owner.token, headers: { 'idempotency-key': `taken-${taken}` } },
+      );
     spawnWorker();
     await until(async () => (await createTaken()).status === 200, 30_000, 'a healthy worker to create the taken project');
     await stopWorkersWhenIdle();
 
     // Every fourth write asks for the taken slug: a refusal sends its batch down the savepoint path.
     const refused = (w: Write) => w.index % 4 === 0;
-    const send = (w: Write) => t.client.post('/api/forum/projects', { action: 'create', slug: refused(w) ? taken : w.label, name: 'Crash' }, { token: w.agent.token, headers: { 'idempotency-key': w.key } });
+    const send = (w: Write) =>
+      t.client.post(
+        '/api/forum/projects',
+        { action: 'create', slug: refused(w) ? taken : w.label, name: 'Crash' },
+        { token: w.agent.token, headers: { 'idempotency-key': w.key } },
+      );
     const crash = await crashAt('batch-committed-before-reply', 12, send, resultsCommitted);
     expect(crash.committedAtCrash).toBeGreaterThan(0);
     expect(crash.final.map((reply) => reply.status)).toEqual(crash.writes.map((w) => (refused(w) ? 409 : 200)));
     expect(crash.replays.map((reply) => reply.status)).toEqual(crash.final.map((reply) => reply.status));
     const fresh = crash.writes.filter((w) => !refused(w));
-    const rows = await t.orm.em.fork().execute<{ slug: string; n: number }[]>('select slug, count(*)::int as n from project where slug in (?) group by slug', [[taken, ...fresh.map((w) => w.label)]]);
+    const rows = await t.orm.em
+      .fork()
+      .execute<{ slug: string; n: number }[]>('select slug, count(*)::int as n from project where slug in (?) group by slug', [
+        [taken, ...fresh.map((w) => w.label)],
+      ]);
     expect(rows.map((row) => row.n)).toEqual(rows.map(() => 1));
     expect(rows).toHaveLength(fresh.length + 1);
   }, 120_000);

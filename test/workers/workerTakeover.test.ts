@@ -64,7 +64,11 @@ async function writeUntil(stopped: () => boolean): Promise<{ sent: Sent[]; stopp
     const label = unique('takeover-');
     const entry: Sent = { label, answeredAt: null, reply: Promise.resolve({} as Reply) };
     entry.reply = t.client
-      .post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: label }, { token: agent.token, headers: { 'idempotency-key': label } })
+      .post(
+        '/api/forum/posts',
+        { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: label },
+        { token: agent.token, headers: { 'idempotency-key': label } },
+      )
       .then((reply) => {
         entry.answeredAt = Date.now();
         return reply;
@@ -76,7 +80,11 @@ async function writeUntil(stopped: () => boolean): Promise<{ sent: Sent[]; stopp
 }
 
 async function postCounts(sent: Sent[]): Promise<number[]> {
-  const rows = await t.orm.em.fork().execute<{ body: string; n: number }[]>('select body, count(*)::int as n from post where body in (?) group by body', [sent.map((s) => s.label)]);
+  const rows = await t.orm.em
+    .fork()
+    .execute<{ body: string; n: number }[]>('select body, count(*)::int as n from post where body in (?) group by body', [
+      sent.map((s) => s.label),
+    ]);
   const counts = new Map(rows.map((row) => [row.body, row.n]));
   return sent.map((s) => counts.get(s.label) ?? 0);
 }
@@ -110,7 +118,11 @@ describe('with the default settings, a worker that stops working mid-batch', () 
   it('is killed (SIGKILL mid-transaction), and every write it held is applied once and answered within 2 s by the other worker', async () => {
     spawnWorker();
     const armed = spawnWorker({ failpoint: 'batch-mid-transaction', signal: 'SIGKILL' });
-    await until(async () => (await workersListening(t.redis, t.settings.redisPrefix, t.settings.partitions)) >= 2, 30_000, 'both workers to listen');
+    await until(
+      async () => (await workersListening(t.redis, t.settings.redisPrefix, t.settings.partitions)) >= 2,
+      30_000,
+      'both workers to listen',
+    );
     const { sent, stoppedAt } = await writeUntil(() => armed.child.exitCode !== null || armed.child.signalCode !== null);
     expect(armed.child.signalCode).toBe('SIGKILL');
 
@@ -128,7 +140,11 @@ describe('with the default settings, a worker that stops working mid-batch', () 
     repliesPublished.clear();
     spawnWorker();
     const armed = spawnWorker({ failpoint: 'batch-committed-before-reply', signal: 'SIGSTOP' });
-    await until(async () => (await workersListening(t.redis, t.settings.redisPrefix, t.settings.partitions)) >= 2, 30_000, 'both workers to listen');
+    await until(
+      async () => (await workersListening(t.redis, t.settings.redisPrefix, t.settings.partitions)) >= 2,
+      30_000,
+      'both workers to listen',
+    );
     const pid = armed.child.pid as number;
     const { sent, stoppedAt } = await writeUntil(() => frozen(pid));
 
@@ -142,7 +158,11 @@ describe('with the default settings, a worker that stops working mid-batch', () 
     await until(() => Date.now() - stoppedAt >= 10_000, 15_000, 'ten seconds of freeze');
     process.kill(pid, 'SIGCONT');
     // It wakes inside the batch it committed, finds the job taken over and says so instead of answering.
-    await until(() => armed.stdout.join('').includes('a job was taken over by another worker'), 15_000, 'the woken worker to give the job up');
+    await until(
+      () => armed.stdout.join('').includes('a job was taken over by another worker'),
+      15_000,
+      'the woken worker to give the job up',
+    );
     expect(armed.child.exitCode).toBeNull();
     expect(await postCounts(sent)).toEqual(sent.map(() => 1));
     expect([...repliesPublished.values()].filter((n) => n > 1)).toEqual([]);

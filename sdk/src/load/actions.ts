@@ -20,7 +20,14 @@ export interface Sent {
 }
 
 /** The service's rate class of each write (reads are not bucketed). */
-const rateClassOf: Record<Operation, string | null> = { post: 'post', reply: 'post', vote: 'vote', follow: 'follow', feed: null, events: null };
+const rateClassOf: Record<Operation, string | null> = {
+  post: 'post',
+  reply: 'post',
+  vote: 'vote',
+  follow: 'follow',
+  feed: null,
+  events: null,
+};
 
 interface Written {
   id: string;
@@ -75,21 +82,41 @@ export class Actors {
     return Math.random() < this.hot ? projects[0]! : projects[Math.floor(Math.random() * projects.length)]!;
   }
 
-  private async write(op: Operation, actor: Actor, path: string, body: Record<string, unknown>): Promise<{ sent: Sent; answer: Answer | null }> {
+  private async write(
+    op: Operation,
+    actor: Actor,
+    path: string,
+    body: Record<string, unknown>,
+  ): Promise<{ sent: Sent; answer: Answer | null }> {
     const retryKey = newRetryKey();
     const sentAt = performance.now();
-    const response = await actor.send(new Request(`${this.world.target}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': retryKey }, body: JSON.stringify(body) }));
+    const response = await actor.send(
+      new Request(`${this.world.target}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': retryKey },
+        body: JSON.stringify(body),
+      }),
+    );
     const text = await response.text();
     this.noteLimit(op, actor, response);
     return { sent: { op, status: response.status, sentAt, retryKey }, answer: response.ok && text ? (JSON.parse(text) as Answer) : null };
   }
 
-  private async read(op: Operation, actor: Actor, path: string, etag: string | null): Promise<{ sent: Sent; answer: Answer | null; etag: string | null }> {
+  private async read(
+    op: Operation,
+    actor: Actor,
+    path: string,
+    etag: string | null,
+  ): Promise<{ sent: Sent; answer: Answer | null; etag: string | null }> {
     const sentAt = performance.now();
     const response = await actor.send(new Request(`${this.world.target}${path}`, { headers: etag ? { 'if-none-match': etag } : {} }));
     const text = await response.text();
     this.noteLimit(op, actor, response);
-    return { sent: { op, status: response.status, sentAt }, answer: response.status === 200 && text ? (JSON.parse(text) as Answer) : null, etag: response.headers.get('etag') };
+    return {
+      sent: { op, status: response.status, sentAt },
+      answer: response.status === 200 && text ? (JSON.parse(text) as Answer) : null,
+      etag: response.headers.get('etag'),
+    };
   }
 
   /** Honours the service's limits: after a 429, or a write that used the agent's last unit, the agent waits as the fields say. */
@@ -109,13 +136,30 @@ export class Actors {
       case 'reply':
       case 'post': {
         const where = op === 'reply' ? parent! : this.project();
-        const { sent, answer } = await this.write(op, actor, '/api/forum/posts', { action: 'create', projectSlug: where.projectSlug, topicSlug: where.topicSlug, body: `load ${++this.count}`, ...(op === 'reply' ? { parentPostId: parent!.id } : {}) });
+        const { sent, answer } = await this.write(op, actor, '/api/forum/posts', {
+          action: 'create',
+          projectSlug: where.projectSlug,
+          topicSlug: where.topicSlug,
+          body: `load ${++this.count}`,
+          ...(op === 'reply' ? { parentPostId: parent!.id } : {}),
+        });
         const post = answer?.post as Written | undefined;
-        if (post) this.recent[this.recent.length < 500 ? this.recent.length : this.count % 500] = { id: post.id, projectSlug: post.projectSlug, topicSlug: post.topicSlug };
+        if (post)
+          this.recent[this.recent.length < 500 ? this.recent.length : this.count % 500] = {
+            id: post.id,
+            projectSlug: post.projectSlug,
+            topicSlug: post.topicSlug,
+          };
         return sent;
       }
       case 'vote': {
-        return (await this.write(op, actor, '/api/forum/votes', { action: 'cast', postId: parent!.id, value: Math.random() < 0.8 ? 'support' : 'contest' })).sent;
+        return (
+          await this.write(op, actor, '/api/forum/votes', {
+            action: 'cast',
+            postId: parent!.id,
+            value: Math.random() < 0.8 ? 'support' : 'contest',
+          })
+        ).sent;
       }
       case 'follow': {
         // Unfollow only what is known followed with nothing else in flight for it: an unfollow of what is not followed is a 404.
@@ -123,8 +167,12 @@ export class Actors {
         const busy = actor.followsInFlight.get(projectSlug) ?? 0;
         const follow = busy > 0 || !actor.following.has(projectSlug);
         actor.followsInFlight.set(projectSlug, busy + 1);
-        const { sent, answer } = await this.write(op, actor, '/api/forum/follows', { action: follow ? 'follow' : 'unfollow', targetType: 'project', projectSlug }).finally(() => actor.followsInFlight.set(projectSlug, (actor.followsInFlight.get(projectSlug) ?? 1) - 1));
-        if (answer) (answer.following ? actor.following.add(projectSlug) : actor.following.delete(projectSlug));
+        const { sent, answer } = await this.write(op, actor, '/api/forum/follows', {
+          action: follow ? 'follow' : 'unfollow',
+          targetType: 'project',
+          projectSlug,
+        }).finally(() => actor.followsInFlight.set(projectSlug, (actor.followsInFlight.get(projectSlug) ?? 1) - 1));
+        if (answer) answer.following ? actor.following.add(projectSlug) : actor.following.delete(projectSlug);
         return sent;
       }
       case 'feed': {

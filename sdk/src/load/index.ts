@@ -13,13 +13,20 @@ export { defaultMix, parseMix, type LoadPlan } from './plan.ts';
  * `log`, and writes summary.json, report.html and writes.jsonl (every
  * write's retry key and status) into `reportDir`.
  */
-export async function load(plan: LoadPlan, options: { reportDir: string; worldFile?: string; log: (line: string) => void }): Promise<LoadResult> {
+export async function load(
+  plan: LoadPlan,
+  options: { reportDir: string; worldFile?: string; log: (line: string) => void },
+): Promise<LoadResult> {
   await assertAgora(plan.target);
   const started = performance.now();
   const world = await provision(plan.target, { agents: plan.agents, projects: plan.projects }, options.worldFile);
-  options.log(`provisioned ${world.agents.length} agents and ${world.projects.length} projects in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  options.log(
+    `provisioned ${world.agents.length} agents and ${world.projects.length} projects in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
   const { result, writes } = await runLoad(plan, world, (s, inFlight) =>
-    options.log(`${String(s.t).padStart(4)}s  ${String(s.completed).padStart(5)}/s  ok ${s.ok}  429 ${s.rateLimited}  errors ${s.errors + s.dropped}  p50 ${s.p50} ms  p99 ${s.p99} ms  in flight ${inFlight}`),
+    options.log(
+      `${String(s.t).padStart(4)}s  ${String(s.completed).padStart(5)}/s  ok ${s.ok}  429 ${s.rateLimited}  errors ${s.errors + s.dropped}  p50 ${s.p50} ms  p99 ${s.p99} ms  in flight ${inFlight}`,
+    ),
   );
   await mkdir(options.reportDir, { recursive: true });
   await writeFile(join(options.reportDir, 'summary.json'), `${JSON.stringify(result, null, 2)}\n`);

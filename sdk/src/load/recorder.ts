@@ -33,11 +33,20 @@ export interface Second {
   max: number;
 }
 
-const histogram = (): Histogram => build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
+const histogram = (): Histogram =>
+  build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3 });
 const ms = (us: number): number => Math.round(us) / 1000;
 
 export function summarize(h: Histogram): LatencySummary {
-  return { count: h.totalCount, p50: ms(h.getValueAtPercentile(50)), p90: ms(h.getValueAtPercentile(90)), p99: ms(h.getValueAtPercentile(99)), p999: ms(h.getValueAtPercentile(99.9)), max: ms(h.maxValue), mean: ms(h.mean) };
+  return {
+    count: h.totalCount,
+    p50: ms(h.getValueAtPercentile(50)),
+    p90: ms(h.getValueAtPercentile(90)),
+    p99: ms(h.getValueAtPercentile(99)),
+    p999: ms(h.getValueAtPercentile(99.9)),
+    max: ms(h.maxValue),
+    mean: ms(h.mean),
+  };
 }
 
 type Counts = Record<Outcome, number>;
@@ -46,7 +55,9 @@ const zero = (): Counts => ({ ok: 0, rateLimited: 0, error: 0, dropped: 0 });
 export class Recorder {
   readonly responseTime = histogram();
   readonly serviceTime = histogram();
-  readonly byOperation = new Map<Operation, { histogram: Histogram; counts: Counts }>(operations.map((op) => [op, { histogram: histogram(), counts: zero() }]));
+  readonly byOperation = new Map<Operation, { histogram: Histogram; counts: Counts }>(
+    operations.map((op) => [op, { histogram: histogram(), counts: zero() }]),
+  );
   readonly timeline: Second[] = [];
   private window = histogram();
   private windowCounts = zero();
@@ -68,7 +79,17 @@ export class Recorder {
   /** Closes the current one-second window as second `t`. */
   closeSecond(t: number): Second {
     const c = this.windowCounts;
-    const second = { t, completed: c.ok + c.rateLimited + c.error, ok: c.ok, rateLimited: c.rateLimited, errors: c.error, dropped: c.dropped, p50: ms(this.window.getValueAtPercentile(50)), p99: ms(this.window.getValueAtPercentile(99)), max: ms(this.window.maxValue) };
+    const second = {
+      t,
+      completed: c.ok + c.rateLimited + c.error,
+      ok: c.ok,
+      rateLimited: c.rateLimited,
+      errors: c.error,
+      dropped: c.dropped,
+      p50: ms(this.window.getValueAtPercentile(50)),
+      p99: ms(this.window.getValueAtPercentile(99)),
+      max: ms(this.window.maxValue),
+    };
     this.timeline.push(second);
     this.window.reset();
     this.windowCounts = zero();

@@ -25,10 +25,23 @@ function plot(title: string, unit: string, seconds: Second[], series: Series[]):
   const x = (i: number) => left + ((width - left - 12) * i) / span;
   const y = (v: number) => top + (height - top - bottom) * (1 - v / max);
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => max * f);
-  const grid = ticks.map((v) => `<line x1="${left}" x2="${width - 12}" y1="${y(v)}" y2="${y(v)}" stroke="#e3e3e3"/><text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${v >= 100 ? Math.round(v) : v.toFixed(1)}</text>`).join('');
-  const xTicks = seconds.filter((_, i) => i % Math.max(1, Math.ceil(seconds.length / 10)) === 0).map((s) => `<text x="${x(seconds.indexOf(s))}" y="${height - 8}" text-anchor="middle">${s.t}s</text>`).join('');
+  const grid = ticks
+    .map(
+      (v) =>
+        `<line x1="${left}" x2="${width - 12}" y1="${y(v)}" y2="${y(v)}" stroke="#e3e3e3"/><text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${v >= 100 ? Math.round(v) : v.toFixed(1)}</text>`,
+    )
+    .join('');
+  const xTicks = seconds
+    .filter((_, i) => i % Math.max(1, Math.ceil(seconds.length / 10)) === 0)
+    .map((s) => `<text x="${x(seconds.indexOf(s))}" y="${height - 8}" text-anchor="middle">${s.t}s</text>`)
+    .join('');
   // The first series is drawn wide and pale underneath, so a line that coincides with it (ok = completed, p99 = max) stays visible.
-  const lines = series.map((s, n) => `<polyline fill="none" stroke="${s.color}" stroke-width="${n === 0 ? 6 : 2}" stroke-opacity="${n === 0 ? 0.35 : 1}" points="${s.values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}"/>`).join('');
+  const lines = series
+    .map(
+      (s, n) =>
+        `<polyline fill="none" stroke="${s.color}" stroke-width="${n === 0 ? 6 : 2}" stroke-opacity="${n === 0 ? 0.35 : 1}" points="${s.values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ')}"/>`,
+    )
+    .join('');
   const legend = series.map((s) => `<span><i style="background:${s.color}"></i>${escapeHtml(s.name)}</span>`).join('');
   return `<figure><figcaption>${escapeHtml(title)} <small>(${escapeHtml(unit)})</small></figcaption><div class="legend">${legend}</div><svg viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">${grid}${xTicks}${lines}</svg></figure>`;
 }
@@ -36,7 +49,10 @@ function plot(title: string, unit: string, seconds: Second[], series: Series[]):
 export function renderReport(result: LoadResult): string {
   const t = result.timeline;
   const rows = Object.entries(result.operations)
-    .map(([op, s]) => `<tr><td>${op}</td><td>${s.count}</td><td>${s.ok}</td><td>${s.rateLimited}</td><td>${s.errors}</td><td>${s.p50}</td><td>${s.p90}</td><td>${s.p99}</td><td>${s.p999}</td><td>${s.max}</td></tr>`)
+    .map(
+      ([op, s]) =>
+        `<tr><td>${op}</td><td>${s.count}</td><td>${s.ok}</td><td>${s.rateLimited}</td><td>${s.errors}</td><td>${s.p50}</td><td>${s.p90}</td><td>${s.p99}</td><td>${s.p999}</td><td>${s.max}</td></tr>`,
+    )
     .join('');
   const r = result.responseTime;
   const p = result.plan;
@@ -46,7 +62,12 @@ figure{margin:18px 0}figcaption{font-weight:600}svg text{font-size:11px;fill:#55
 table{border-collapse:collapse;font-size:13px}td,th{padding:3px 10px;border-bottom:1px solid #e3e3e3;text-align:right}td:first-child,th:first-child{text-align:left}
 .figures b{font-size:16px}</style></head><body>
 <h1>agora load: ${escapeHtml(p.target)}</h1>
-<p>${escapeHtml(result.startedAt)}; ${p.rate}/s for ${p.durationSeconds} s (open model), ${p.agents} agents, ${p.projects} projects, hot share ${p.hot}, ${p.streams} stream subscribers; mix ${escapeHtml(Object.entries(p.mix).filter(([, w]) => w > 0).map(([op, w]) => `${op}=${w}`).join(', '))}</p>
+<p>${escapeHtml(result.startedAt)}; ${p.rate}/s for ${p.durationSeconds} s (open model), ${p.agents} agents, ${p.projects} projects, hot share ${p.hot}, ${p.streams} stream subscribers; mix ${escapeHtml(
+    Object.entries(p.mix)
+      .filter(([, w]) => w > 0)
+      .map(([op, w]) => `${op}=${w}`)
+      .join(', '),
+  )}</p>
 <p class="figures">${result.totals.arrivals} arrivals: <b>${result.totals.ok}</b> ok, <b>${result.totals.rateLimited}</b> rate limited, <b>${result.totals.errors}</b> errors, <b>${result.totals.dropped}</b> dropped, ${result.totals.paced} paced (every agent tried was waiting out its rate limit); response time p50 <b>${r.p50} ms</b>, p99 <b>${r.p99} ms</b>, max ${r.max} ms (from each request's scheduled start); stream events received: ${result.streams.eventsReceived}</p>
 ${plot('Throughput per second', 'requests', t, [
   { name: 'completed', color: '#1f77b4', values: t.map((s) => s.completed) },

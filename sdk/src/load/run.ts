@@ -33,13 +33,27 @@ export interface LoadResult {
 export async function assertAgora(target: string): Promise<void> {
   const refuse = (why: string) => new Error(`${target} does not answer as Agora (${why}); agora load refuses to run against it`);
   const response = await fetch(`${target}/api/forum`).catch((error: Error) => Promise.reject(refuse(error.message)));
-  const body = (await response.json().catch(() => null)) as { name?: unknown; apiVersion?: unknown; endpoints?: { posts?: unknown; events?: unknown } } | null;
-  if (response.status !== 200 || body?.name !== 'Agora' || typeof body.apiVersion !== 'string' || typeof body.endpoints?.events !== 'string') throw refuse(`GET /api/forum answered ${response.status}`);
+  const body = (await response.json().catch(() => null)) as {
+    name?: unknown;
+    apiVersion?: unknown;
+    endpoints?: { posts?: unknown; events?: unknown };
+  } | null;
+  if (
+    response.status !== 200 ||
+    body?.name !== 'Agora' ||
+    typeof body.apiVersion !== 'string' ||
+    typeof body.endpoints?.events !== 'string'
+  )
+    throw refuse(`GET /api/forum answered ${response.status}`);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function runLoad(plan: LoadPlan, world: LoadWorld, progress: (second: Second, inFlight: number) => void = () => {}): Promise<{ result: LoadResult; writes: WriteRecord[] }> {
+export async function runLoad(
+  plan: LoadPlan,
+  world: LoadWorld,
+  progress: (second: Second, inFlight: number) => void = () => {},
+): Promise<{ result: LoadResult; writes: WriteRecord[] }> {
   const recorder = new Recorder();
   const actors = new Actors(world, plan.hot);
   const pick = picker(plan.mix);
@@ -66,7 +80,12 @@ export async function runLoad(plan: LoadPlan, world: LoadWorld, progress: (secon
         if (!sent) return void paced++;
         const end = performance.now();
         statuses[sent.status] = (statuses[sent.status] ?? 0) + 1;
-        recorder.record(sent.op, sent.status < 400 ? 'ok' : sent.status === 429 ? 'rateLimited' : 'error', (end - due) * 1000, (end - sent.sentAt) * 1000);
+        recorder.record(
+          sent.op,
+          sent.status < 400 ? 'ok' : sent.status === 429 ? 'rateLimited' : 'error',
+          (end - due) * 1000,
+          (end - sent.sentAt) * 1000,
+        );
         if (sent.retryKey) writes.push({ op: sent.op, retryKey: sent.retryKey, status: sent.status });
       })
       .catch(() => {
@@ -101,7 +120,12 @@ export async function runLoad(plan: LoadPlan, world: LoadWorld, progress: (secon
   await Promise.all(subscribers);
 
   const operations = Object.fromEntries(
-    [...recorder.byOperation].filter(([, per]) => per.histogram.totalCount > 0).map(([op, per]) => [op, { ...summarize(per.histogram), ok: per.counts.ok, rateLimited: per.counts.rateLimited, errors: per.counts.error }]),
+    [...recorder.byOperation]
+      .filter(([, per]) => per.histogram.totalCount > 0)
+      .map(([op, per]) => [
+        op,
+        { ...summarize(per.histogram), ok: per.counts.ok, rateLimited: per.counts.rateLimited, errors: per.counts.error },
+      ]),
   );
   const { ok, rateLimited, error: errors, dropped } = recorder.totals;
   const result: LoadResult = {

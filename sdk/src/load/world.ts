@@ -49,17 +49,25 @@ export async function provision(target: string, counts: { agents: number; projec
     return { target, agents: previous.agents.slice(0, counts.agents), projects: previous.projects.slice(0, counts.projects) };
   }
   const run = Math.random().toString(36).slice(2, 8);
-  const agents = await inParallel(Array.from({ length: counts.agents }, (_, i) => i), 8, async (i) => {
-    const keys = await generateKeys();
-    const { token, agent } = await Agora.register({ baseUrl: target, handle: `load-${run}-${i}`, keys });
-    return { handle: agent.handle, keys, token };
-  });
-  const projects = await inParallel(Array.from({ length: counts.projects }, (_, i) => i), 8, async (i) => {
-    const owner = new Agora({ baseUrl: target, token: agents[i % agents.length]!.token });
-    const project = await owner.createProject({ slug: `load-${run}-${i}`, name: `Load ${run} ${i}` });
-    const topic = await owner.createTopic({ projectSlug: project.slug, title: 'Load' });
-    return { projectSlug: project.slug, topicSlug: topic.slug };
-  });
+  const agents = await inParallel(
+    Array.from({ length: counts.agents }, (_, i) => i),
+    8,
+    async (i) => {
+      const keys = await generateKeys();
+      const { token, agent } = await Agora.register({ baseUrl: target, handle: `load-${run}-${i}`, keys });
+      return { handle: agent.handle, keys, token };
+    },
+  );
+  const projects = await inParallel(
+    Array.from({ length: counts.projects }, (_, i) => i),
+    8,
+    async (i) => {
+      const owner = new Agora({ baseUrl: target, token: agents[i % agents.length]!.token });
+      const project = await owner.createProject({ slug: `load-${run}-${i}`, name: `Load ${run} ${i}` });
+      const topic = await owner.createTopic({ projectSlug: project.slug, title: 'Load' });
+      return { projectSlug: project.slug, topicSlug: topic.slug };
+    },
+  );
   const world = { target, agents, projects };
   // Tokens inside: readable by the owner only, like the CLI's config.
   if (file) await writeFile(file, `${JSON.stringify(world)}\n`, { mode: 0o600 });

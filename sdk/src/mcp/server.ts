@@ -39,12 +39,33 @@ async function document(baseUrl: string, path: string): Promise<OpenApiDocument>
 function registerTool(options: McpOptions, become: (agora: Agora) => void): ToolSpec {
   return {
     name: 'register',
-    description: "Register this agent (or resume it: same handle, same key) and keep the token for every later call. The key pair stays on this machine; this server signs the challenge.",
-    inputSchema: { type: 'object', properties: { handle: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{1,31}$' }, displayName: { type: 'string' }, bio: { type: 'string' } }, required: ['handle'] },
+    description:
+      'Register this agent (or resume it: same handle, same key) and keep the token for every later call. The key pair stays on this machine; this server signs the challenge.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        handle: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{1,31}$' },
+        displayName: { type: 'string' },
+        bio: { type: 'string' },
+      },
+      required: ['handle'],
+    },
     run: async (_agora, args) => {
       const config = await loadConfig(options.configPath);
-      const registered = await Agora.register({ baseUrl: options.baseUrl, keys: config.keys!, handle: String(args.handle), displayName: args.displayName as string | undefined, bio: args.bio as string | undefined });
-      await saveConfig(options.configPath, { ...config, url: options.baseUrl, handle: registered.agent.handle, token: registered.token, tokenId: registered.tokenId });
+      const registered = await Agora.register({
+        baseUrl: options.baseUrl,
+        keys: config.keys!,
+        handle: String(args.handle),
+        displayName: args.displayName as string | undefined,
+        bio: args.bio as string | undefined,
+      });
+      await saveConfig(options.configPath, {
+        ...config,
+        url: options.baseUrl,
+        handle: registered.agent.handle,
+        token: registered.token,
+        tokenId: registered.tokenId,
+      });
       become(registered.agora);
       return { status: registered.created ? 201 : 200, body: { created: registered.created, agent: registered.agent } };
     },
@@ -65,12 +86,17 @@ async function createMcpServer(options: McpOptions): Promise<Server> {
   if (!config.keys) await saveConfig(options.configPath, { ...config, keys: await generateKeys() });
   const keys = (await loadConfig(options.configPath)).keys;
   let agora = new Agora({ baseUrl: options.baseUrl, keys, token: config.url === options.baseUrl ? config.token : undefined });
-  const [forum, relay] = await Promise.all([document(options.baseUrl, '/api/forum/openapi.json'), document(options.baseUrl, '/api/relay/openapi.json')]);
+  const [forum, relay] = await Promise.all([
+    document(options.baseUrl, '/api/forum/openapi.json'),
+    document(options.baseUrl, '/api/relay/openapi.json'),
+  ]);
   const tools = [registerTool(options, (session) => (agora = session)), ...toolsFrom(forum), ...toolsFrom(relay, 'relay_')];
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
 
   const server = new Server({ name: 'agora', version: '0.1.0' }, { capabilities: { tools: {}, resources: { subscribe: true } } });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })) }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })),
+  }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = byName.get(request.params.name);
     if (!tool) return { isError: true, content: [{ type: 'text', text: `no tool named ${request.params.name}` }] };
@@ -78,19 +104,39 @@ async function createMcpServer(options: McpOptions): Promise<Server> {
       const { status, body } = await tool.run(agora, request.params.arguments ?? {});
       return { isError: status >= 400, content: [{ type: 'text', text: json(body) }] };
     } catch (error) {
-      const refusal = error instanceof AgoraError ? { status: error.status, code: error.code, message: error.message } : { message: (error as Error).message };
+      const refusal =
+        error instanceof AgoraError
+          ? { status: error.status, code: error.code, message: error.message }
+          : { message: (error as Error).message };
       return { isError: true, content: [{ type: 'text', text: json({ error: refusal }) }] };
     }
   });
 
   server.setRequestHandler(ListResourcesRequestSchema, () => ({
     resources: [
-      { uri: 'agora://feed', name: 'feed', description: 'New posts in the projects and topics this agent follows, newest first (subscribe: updated as they land).', mimeType: 'application/json' },
-      { uri: 'agora://events', name: 'events', description: 'The public event ledger, oldest first (subscribe: updated as events are published).', mimeType: 'application/json' },
+      {
+        uri: 'agora://feed',
+        name: 'feed',
+        description: 'New posts in the projects and topics this agent follows, newest first (subscribe: updated as they land).',
+        mimeType: 'application/json',
+      },
+      {
+        uri: 'agora://events',
+        name: 'events',
+        description: 'The public event ledger, oldest first (subscribe: updated as events are published).',
+        mimeType: 'application/json',
+      },
     ],
   }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
-    resourceTemplates: [{ uriTemplate: 'agora://events{?projectSlug,topicSlug,type,since}', name: 'events', description: 'One slice of the ledger: events after since, of one project, topic or type.', mimeType: 'application/json' }],
+    resourceTemplates: [
+      {
+        uriTemplate: 'agora://events{?projectSlug,topicSlug,type,since}',
+        name: 'events',
+        description: 'One slice of the ledger: events after since, of one project, topic or type.',
+        mimeType: 'application/json',
+      },
+    ],
   }));
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const { path, query } = resourceQuery(request.params.uri);
@@ -109,7 +155,8 @@ async function createMcpServer(options: McpOptions): Promise<Server> {
     subscriptions.set(uri, controller);
     const ledger = path.endsWith('/feed') ? { followed: true } : query;
     void (async () => {
-      for await (const _event of agora.events({ ...ledger, since: 'now' }, { signal: controller.signal })) await server.sendResourceUpdated({ uri });
+      for await (const _event of agora.events({ ...ledger, since: 'now' }, { signal: controller.signal }))
+        await server.sendResourceUpdated({ uri });
     })().catch((error: unknown) => {
       // stdout is the protocol's; the host shows stderr in its log.
       console.error(`agora mcp: subscription to ${uri} ended: ${(error as Error).message}`);

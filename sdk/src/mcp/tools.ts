@@ -7,7 +7,12 @@ import type { Agora } from '../client.ts';
  * and one per signed action, where this process does prepare → sign →
  * submit with the agent's key (the model never handles signatures).
  */
-type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[]; description?: string; oneOf?: JsonSchema[] };
+type JsonSchema = Record<string, unknown> & {
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  description?: string;
+  oneOf?: JsonSchema[];
+};
 
 export interface ToolSpec {
   name: string;
@@ -34,10 +39,15 @@ const flows = new Set(['post_challenge', 'post_register', 'post_keyRotation']);
 const transportFields = new Set(['action', 'request_id', 'access_token']);
 const signingFields = new Set(['payload', 'envelope', 'signature']);
 
-const ignored = (schema: JsonSchema): boolean => typeof schema.description === 'string' && schema.description.startsWith('Listed for this endpoint but not used');
+const ignored = (schema: JsonSchema): boolean =>
+  typeof schema.description === 'string' && schema.description.startsWith('Listed for this endpoint but not used');
 
 function fieldsOf(branch: JsonSchema, leaveOut: Set<string> = new Set()): { properties: Record<string, JsonSchema>; required: string[] } {
-  const properties = Object.fromEntries(Object.entries(branch.properties ?? {}).filter(([name, schema]) => !transportFields.has(name) && !leaveOut.has(name) && !ignored(schema)));
+  const properties = Object.fromEntries(
+    Object.entries(branch.properties ?? {}).filter(
+      ([name, schema]) => !transportFields.has(name) && !leaveOut.has(name) && !ignored(schema),
+    ),
+  );
   return { properties, required: (branch.required ?? []).filter((name) => name in properties) };
 }
 
@@ -51,7 +61,13 @@ function readTool(prefix: string, path: string, op: Operation): ToolSpec | null 
   return {
     name: `${prefix}${op.operationId}`,
     description: `GET ${path}: ${op.summary ?? ''}`,
-    inputSchema: { type: 'object', properties: Object.fromEntries(params.map((p) => [p.name, { ...p.schema, ...(p.description ? { description: p.description } : {}) }])), required: params.filter((p) => p.required).map((p) => p.name) },
+    inputSchema: {
+      type: 'object',
+      properties: Object.fromEntries(
+        params.map((p) => [p.name, { ...p.schema, ...(p.description ? { description: p.description } : {}) }]),
+      ),
+      required: params.filter((p) => p.required).map((p) => p.name),
+    },
     run: (agora, args) => agora.call('GET', path, args),
   };
 }
@@ -62,7 +78,8 @@ function mutationTools(prefix: string, path: string, op: Operation): ToolSpec[] 
   const branches = body.oneOf ?? [body];
   const resource = op.operationId.replace(/^post_/, '');
   const summaries = (op.summary ?? '').split(' | ');
-  const describe = (action: string) => `POST ${path} action=${action}: ${summaries.find((s) => s.startsWith(`${action}: `))?.slice(action.length + 2) ?? op.summary ?? ''}`;
+  const describe = (action: string) =>
+    `POST ${path} action=${action}: ${summaries.find((s) => s.startsWith(`${action}: `))?.slice(action.length + 2) ?? op.summary ?? ''}`;
   const prepare = branches.find((b) => actionOf(b) === 'prepare');
   const tools: ToolSpec[] = [];
   for (const branch of branches) {
@@ -71,7 +88,12 @@ function mutationTools(prefix: string, path: string, op: Operation): ToolSpec[] 
     const name = `${prefix}${resource}_${action.replace(/-/g, '_')}`;
     const signed = Object.keys(branch.properties ?? {}).some((field) => signingFields.has(field));
     if (!signed) {
-      tools.push({ name, description: describe(action), inputSchema: { type: 'object', ...fieldsOf(branch) }, run: (agora, args) => agora.call('POST', path, { ...args, action }) });
+      tools.push({
+        name,
+        description: describe(action),
+        inputSchema: { type: 'object', ...fieldsOf(branch) },
+        run: (agora, args) => agora.call('POST', path, { ...args, action }),
+      });
       continue;
     }
     // A signature the model cannot make and no prepare step to make it from: not offered.
@@ -85,7 +107,12 @@ function mutationTools(prefix: string, path: string, op: Operation): ToolSpec[] 
       inputSchema: { type: 'object', properties, required: [...new Set([...asked.required, ...restated])] },
       run: async (agora, args) => {
         const pick = (names: string[]) => Object.fromEntries(names.filter((n) => args[n] !== undefined).map((n) => [n, args[n]]));
-        const body = await agora.signedAction(path as Parameters<Agora['signedAction']>[0], pick(Object.keys(asked.properties)), action, pick(restated));
+        const body = await agora.signedAction(
+          path as Parameters<Agora['signedAction']>[0],
+          pick(Object.keys(asked.properties)),
+          action,
+          pick(restated),
+        );
         return { status: 200, body };
       },
     });

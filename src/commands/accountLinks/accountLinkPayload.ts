@@ -40,7 +40,10 @@ export async function isCodeUsed(em: EntityManager, nonce: string): Promise<bool
 
 /** Spends the nonce of a code from the accounts service; a second use is 409 conflict. */
 export async function consumeCode(em: EntityManager, nonce: string, purpose: 'link' | 'revoke', now: Date): Promise<void> {
-  const rows = await em.execute<{ nonce: string }[]>('insert into account_code_nonce (nonce, purpose, used_at) values (?, ?, ?) on conflict do nothing returning nonce', [nonce, purpose, now]);
+  const rows = await em.execute<{ nonce: string }[]>(
+    'insert into account_code_nonce (nonce, purpose, used_at) values (?, ?, ?) on conflict do nothing returning nonce',
+    [nonce, purpose, now],
+  );
   if (rows.length === 0) throw new ApiError('conflict', `this ${purpose === 'link' ? 'link code' : 'revocation notice'} was already used`);
 }
 

@@ -6,7 +6,14 @@ import { presentAccountLink } from '../../views/accountLink.ts';
 import { agentById } from '../lookups.ts';
 import { acceptSignedAction, bindingMismatch, signedActionErrors } from '../signing.ts';
 import { defineCommand, ok } from '../types.ts';
-import { accountCodeErrors, ACCOUNT_LINK_ACTION, accountLinkPayloadSchema, consumeCode, linkSecret, refuseSecondLink } from './accountLinkPayload.ts';
+import {
+  accountCodeErrors,
+  ACCOUNT_LINK_ACTION,
+  accountLinkPayloadSchema,
+  consumeCode,
+  linkSecret,
+  refuseSecondLink,
+} from './accountLinkPayload.ts';
 
 export interface ConfirmAccountLinkParams extends SignedSubmission {
   link_code: string;
@@ -24,7 +31,12 @@ export const confirmAccountLink = defineCommand<ConfirmAccountLinkParams>({
     const claims = openLinkCode(linkSecret(settings), params.link_code, now);
     const agent = await agentById(em, actor().agentId);
     const { payload } = await acceptSignedAction(em, ACCOUNT_LINK_ACTION, agent, params, accountLinkPayloadSchema, now);
-    if (payload.agentId !== agent.id || payload.handle !== agent.handle || payload.accountId !== claims.accountId || payload.codeNonce !== claims.nonce) {
+    if (
+      payload.agentId !== agent.id ||
+      payload.handle !== agent.handle ||
+      payload.accountId !== claims.accountId ||
+      payload.codeNonce !== claims.nonce
+    ) {
       throw bindingMismatch('the caller and this link code');
     }
     await consumeCode(em, claims.nonce, 'link', now);

@@ -4,7 +4,14 @@ import { ApiError } from '../../errors.ts';
 import { agentById } from '../lookups.ts';
 import { signerOf, signingBlock } from '../signing.ts';
 import { defineCommand, ok } from '../types.ts';
-import { accountCodeErrors, ACCOUNT_LINK_ACTION, isCodeUsed, linkSecret, refuseSecondLink, type AccountLinkPayload } from './accountLinkPayload.ts';
+import {
+  accountCodeErrors,
+  ACCOUNT_LINK_ACTION,
+  isCodeUsed,
+  linkSecret,
+  refuseSecondLink,
+  type AccountLinkPayload,
+} from './accountLinkPayload.ts';
 
 export interface PrepareAccountLinkParams {
   link_code: string;

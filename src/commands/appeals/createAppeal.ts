@@ -25,7 +25,8 @@ export const createAppeal = defineCommand<CreateAppealParams>({
     const appellant = actor();
     const post = await postById(em, params.postId);
     if (post.authorId !== appellant.agentId) throw forbidden('only the post’s author appeals its moderation');
-    if (post.moderationState === 'visible') throw new ApiError('conflict', 'the post is visible; only a quarantined, hidden or removed post can be appealed');
+    if (post.moderationState === 'visible')
+      throw new ApiError('conflict', 'the post is visible; only a quarantined, hidden or removed post can be appealed');
     const open = await em.findOne(Appeal, { postId: post.id, status: 'open' });
     if (open) throw new ApiError('conflict', `appeal ${open.id} of this post is still open`);
     const decision = await em.findOne(ModerationAction, { postId: post.id }, { orderBy: { id: 'desc' } });
@@ -48,7 +49,13 @@ export const createAppeal = defineCommand<CreateAppealParams>({
       createdAt: now,
       decidedAt: null,
     });
-    emit({ type: 'appeal.created', projectSlug: post.projectSlug, topicSlug: post.topicSlug, subjectId: appeal.id, data: { postId: post.id, appealedState: post.moderationState } });
+    emit({
+      type: 'appeal.created',
+      projectSlug: post.projectSlug,
+      topicSlug: post.topicSlug,
+      subjectId: appeal.id,
+      data: { postId: post.id, appealedState: post.moderationState },
+    });
     touch(...appealScopes(post.id));
     return ok({ appeal: presentAppeal(appeal, view) });
   },

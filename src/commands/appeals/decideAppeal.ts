@@ -38,13 +38,32 @@ export const decideAppeal = defineCommand<DecideAppealParams>({
     if (!canModerate(role)) throw forbidden('only owners and stewards of the post’s project decide its appeals');
     if (appeal.status !== 'open') throw new ApiError('already_decided', `appeal ${appeal.id} was already decided: ${appeal.status}`);
     const restores = params.status === 'upheld' && post.moderationState !== 'visible';
-    if (restores && post.moderationState === 'removed' && !canRemovePosts(role)) throw forbidden('only a project owner restores a removed post');
+    if (restores && post.moderationState === 'removed' && !canRemovePosts(role))
+      throw forbidden('only a project owner restores a removed post');
 
-    Object.assign(appeal, { status: params.status, detail: params.detail ?? null, deciderId: decider.agentId, deciderHandle: decider.handle, decidedAt: now });
+    Object.assign(appeal, {
+      status: params.status,
+      detail: params.detail ?? null,
+      deciderId: decider.agentId,
+      deciderHandle: decider.handle,
+      decidedAt: now,
+    });
     const action = restores
-      ? recordModeration(ctx, post, { state: 'visible', reasonCode: APPEAL_UPHELD_REASON, detail: params.detail ?? null, actor: decider, appealId: appeal.id })
+      ? recordModeration(ctx, post, {
+          state: 'visible',
+          reasonCode: APPEAL_UPHELD_REASON,
+          detail: params.detail ?? null,
+          actor: decider,
+          appealId: appeal.id,
+        })
       : null;
-    emit({ type: 'appeal.decided', projectSlug: post.projectSlug, topicSlug: post.topicSlug, subjectId: appeal.id, data: { postId: post.id, status: params.status, restored: restores } });
+    emit({
+      type: 'appeal.decided',
+      projectSlug: post.projectSlug,
+      topicSlug: post.topicSlug,
+      subjectId: appeal.id,
+      data: { postId: post.id, status: params.status, restored: restores },
+    });
     touch(...appealScopes(post.id));
     return ok({
       appeal: presentAppeal(appeal, view),

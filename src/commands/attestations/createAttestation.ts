@@ -26,7 +26,9 @@ export interface CreateAttestationParams extends Partial<Omit<SignedSubmission, 
 }
 
 function disagreement(field: string): ApiError {
-  return new ApiError('invalid_request', `${field} differs from the prepared attestation`, [{ field, issue: 'differs from the prepared attestation' }]);
+  return new ApiError('invalid_request', `${field} differs from the prepared attestation`, [
+    { field, issue: 'differs from the prepared attestation' },
+  ]);
 }
 
 /** The spec's attested fields, where sent, must say what the signed payload says. */
@@ -35,15 +37,19 @@ function checkStatedFields(params: CreateAttestationParams, payload: Attestation
   if (params.kind !== undefined && params.kind !== payload.kind) throw disagreement('kind');
   if (params.claim !== undefined && params.claim !== payload.claim) throw disagreement('claim');
   if (params.evidenceUrl !== undefined && params.evidenceUrl !== payload.evidenceUrl) throw disagreement('evidenceUrl');
-  if (params.expiresAt !== undefined && (payload.expiresAt === null || Date.parse(params.expiresAt) !== Date.parse(payload.expiresAt))) throw disagreement('expiresAt');
+  if (params.expiresAt !== undefined && (payload.expiresAt === null || Date.parse(params.expiresAt) !== Date.parse(payload.expiresAt)))
+    throw disagreement('expiresAt');
 }
 
 /** The submission to verify: as sent (its nonce must then agree), or the prepared one the nonce names. */
 async function submissionOf(em: EntityManager, issuerId: string, params: CreateAttestationParams): Promise<SignedSubmission> {
   if ((params.payload === undefined) !== (params.envelope === undefined)) {
-    throw new ApiError('invalid_request', 'payload and envelope come together, as prepare returned them', [{ field: params.payload === undefined ? 'payload' : 'envelope', issue: 'required with the other' }]);
+    throw new ApiError('invalid_request', 'payload and envelope come together, as prepare returned them', [
+      { field: params.payload === undefined ? 'payload' : 'envelope', issue: 'required with the other' },
+    ]);
   }
-  if (params.payload !== undefined && params.envelope !== undefined) return { payload: params.payload, envelope: params.envelope, signature: params.signature };
+  if (params.payload !== undefined && params.envelope !== undefined)
+    return { payload: params.payload, envelope: params.envelope, signature: params.signature };
   if (params.nonce === undefined) throw new ApiError('invalid_request', 'send nonce, or payload and envelope, with the signature');
   return { ...(await preparedByNonce(em, ATTESTATION_ACTION, issuerId, params.nonce)), signature: params.signature };
 }
@@ -57,7 +63,9 @@ export const createAttestation = defineCommand<CreateAttestationParams>({
     const submission = await submissionOf(em, issuer.id, params);
     const { payload, nonce } = await acceptSignedAction(em, ATTESTATION_ACTION, issuer, submission, attestationPayloadSchema, now);
     if (payload.nonce !== nonce || (params.nonce !== undefined && params.nonce !== nonce)) {
-      throw new ApiError('invalid_request', 'the nonce differs between the parameters, the payload and the envelope', [{ field: 'nonce', issue: 'mismatch' }]);
+      throw new ApiError('invalid_request', 'the nonce differs between the parameters, the payload and the envelope', [
+        { field: 'nonce', issue: 'mismatch' },
+      ]);
     }
     checkStatedFields(params, payload);
     if (payload.issuerId !== issuer.id || payload.issuer !== issuer.handle) throw bindingMismatch('the caller as issuer');
@@ -84,7 +92,11 @@ export const createAttestation = defineCommand<CreateAttestationParams>({
       createdAt: now,
       revokedAt: null,
     });
-    emit({ type: 'attestation.created', subjectId: attestation.id, data: { issuer: issuer.handle, subject: subject.handle, kind: attestation.kind } });
+    emit({
+      type: 'attestation.created',
+      subjectId: attestation.id,
+      data: { issuer: issuer.handle, subject: subject.handle, kind: attestation.kind },
+    });
     touch('attestations');
     return ok({ attestation: presentAttestation(attestation, view, now) });
   },

@@ -17,7 +17,11 @@ export const revokeAttestation = defineCommand<RevokeAttestationParams>({
     if (attestation.issuerId !== actor().agentId) throw forbidden('only the issuer revokes an attestation');
     if (attestation.revokedAt) throw new ApiError('conflict', 'the attestation is already revoked');
     attestation.revokedAt = now;
-    emit({ type: 'attestation.revoked', subjectId: attestation.id, data: { issuer: attestation.issuerHandle, subject: attestation.subjectHandle, kind: attestation.kind } });
+    emit({
+      type: 'attestation.revoked',
+      subjectId: attestation.id,
+      data: { issuer: attestation.issuerHandle, subject: attestation.subjectHandle, kind: attestation.kind },
+    });
     touch('attestations');
     return ok({ attestation: presentAttestation(attestation, view, now) });
   },

@@ -42,18 +42,28 @@ export const publishCheckpoint = defineCommand<PublishCheckpointParams>({
 
     const head = await chainHead(em, slug, agent.fingerprint);
     const claimed = payload.predecessor;
-    const linksHead = head ? claimed?.checkpointId === head.id && claimed.treeSize === head.treeSize && claimed.rootHash === head.rootHash : claimed === null;
+    const linksHead = head
+      ? claimed?.checkpointId === head.id && claimed.treeSize === head.treeSize && claimed.rootHash === head.rootHash
+      : claimed === null;
     if (!linksHead || payload.sequence !== (head?.sequence ?? 0) + 1) {
-      throw new ApiError('conflict', `stale or forked predecessor: this key's chain for ${slug} ends at ${head ? `${head.id} (sequence ${head.sequence})` : 'nothing yet'}; prepare again`);
+      throw new ApiError(
+        'conflict',
+        `stale or forked predecessor: this key's chain for ${slug} ends at ${head ? `${head.id} (sequence ${head.sequence})` : 'nothing yet'}; prepare again`,
+      );
     }
     if (head && payload.treeSize < head.treeSize) {
-      throw new ApiError('invalid_request', 'a chain never shrinks: treeSize is below the predecessor’s', [{ field: 'payload.treeSize', issue: 'below predecessor' }]);
+      throw new ApiError('invalid_request', 'a chain never shrinks: treeSize is below the predecessor’s', [
+        { field: 'payload.treeSize', issue: 'below predecessor' },
+      ]);
     }
     const available = await projectTreeSize(em, slug);
-    if (payload.treeSize > available) throw new ApiError('conflict', `the ledger holds ${available} events of ${slug}, fewer than treeSize ${payload.treeSize}`);
+    if (payload.treeSize > available)
+      throw new ApiError('conflict', `the ledger holds ${available} events of ${slug}, fewer than treeSize ${payload.treeSize}`);
 
     const expected = checkpointPayload(await loadProjectTree(em, slug, payload.treeSize), head);
-    const differing = (Object.keys(expected) as (keyof CheckpointPayload)[]).filter((key) => canonicalize(expected[key]) !== canonicalize(payload[key]));
+    const differing = (Object.keys(expected) as (keyof CheckpointPayload)[]).filter(
+      (key) => canonicalize(expected[key]) !== canonicalize(payload[key]),
+    );
     if (differing.length > 0) {
       throw new ApiError(
         'invalid_request',

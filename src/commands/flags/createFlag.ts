@@ -50,17 +50,27 @@ function writes(em: EntityManager, state: State, now: Date): Statement[] {
   if (state.inserted.size > 0) statements.push(insertRows(em, Flag, [...state.inserted.values()]));
   if (state.updated.size > 0) {
     statements.push(
-      statement('update flag f set reason_code = x.reason_code, detail = x.detail, active = true, updated_at = x.updated_at from json_to_recordset(?::json) as x(id text, reason_code text, detail text, updated_at timestamptz) where f.id = x.id', [
-        JSON.stringify([...state.updated.values()].map((f) => ({ id: f.id, reason_code: f.reasonCode, detail: f.detail ?? null, updated_at: f.updatedAt }))),
-      ]),
+      statement(
+        'update flag f set reason_code = x.reason_code, detail = x.detail, active = true, updated_at = x.updated_at from json_to_recordset(?::json) as x(id text, reason_code text, detail text, updated_at timestamptz) where f.id = x.id',
+        [
+          JSON.stringify(
+            [...state.updated.values()].map((f) => ({
+              id: f.id,
+              reason_code: f.reasonCode,
+              detail: f.detail ?? null,
+              updated_at: f.updatedAt,
+            })),
+          ),
+        ],
+      ),
     );
   }
   if (state.quarantined.size > 0) {
     statements.push(
-      statement("update post p set moderation_state = 'quarantined', moderation_reason = x.reason, updated_at = ? from json_to_recordset(?::json) as x(id text, reason text) where p.id = x.id", [
-        now,
-        JSON.stringify([...state.quarantined.values()].map((p) => ({ id: p.id, reason: p.moderationReason }))),
-      ]),
+      statement(
+        "update post p set moderation_state = 'quarantined', moderation_reason = x.reason, updated_at = ? from json_to_recordset(?::json) as x(id text, reason text) where p.id = x.id",
+        [now, JSON.stringify([...state.quarantined.values()].map((p) => ({ id: p.id, reason: p.moderationReason })))],
+      ),
     );
     statements.push(insertRows(em, ModerationAction, state.actions));
   }
@@ -81,7 +91,10 @@ export const createFlag = defineHotCommand<CreateFlagParams, State, FlagWritten>
     return {
       posts: statement(`select * from post where id = ${ANY_OF}`, [postIds]),
       flags: statement(`select * from flag where post_id = ${ANY_OF}`, [postIds]),
-      settled: statement(`select distinct on (post_id) post_id, created_at from moderation_action where post_id = ${ANY_OF} and actor_id is not null order by post_id, created_at desc, id desc`, [postIds]),
+      settled: statement(
+        `select distinct on (post_id) post_id, created_at from moderation_action where post_id = ${ANY_OF} and actor_id is not null order by post_id, created_at desc, id desc`,
+        [postIds],
+      ),
     };
   },
   load,
@@ -95,7 +108,15 @@ export const createFlag = defineHotCommand<CreateFlagParams, State, FlagWritten>
     const existing = flags.find((f) => f.reporterId === reporter.agentId) ?? null;
     // The rules change the records they are given: copies, which evolve folds into the state.
     const post = { ...loaded };
-    const change = flagChange({ existing: existing && { ...existing }, post, reporter, reasonCode: params.reasonCode, detail: params.detail ?? null, settled: decidedAt, now });
+    const change = flagChange({
+      existing: existing && { ...existing },
+      post,
+      reporter,
+      reasonCode: params.reasonCode,
+      detail: params.detail ?? null,
+      settled: decidedAt,
+      now,
+    });
     const body = () => ({ flag: presentFlag(change.flag, command.view), post: presentPost(post, command.view) });
     if (change.kind === 'unchanged') return { kind: 'applied', change: null, body: body(), events: [], touched: [], signals: [] };
     const counting = [...flags.filter((f) => f.id !== change.flag.id), change.flag].filter((f) => isCounting(f, decidedAt));

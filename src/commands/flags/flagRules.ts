@@ -20,7 +20,9 @@ export function isCounting(flag: Pick<Flag, 'active' | 'updatedAt'>, settled: Da
 
 /** The most reported reason among the counting flags (ties: the most recent), as the public reason of the quarantine. */
 export function prevailingReason(counting: readonly Flag[]): FlagReason {
-  const newestFirst = [...counting].sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  const newestFirst = [...counting].sort(
+    (a, b) => b.updatedAt.getTime() - a.updatedAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0),
+  );
   const counts = new Map<FlagReason, number>();
   for (const f of newestFirst) counts.set(f.reasonCode, (counts.get(f.reasonCode) ?? 0) + 1);
   let best: FlagReason = newestFirst[0]?.reasonCode ?? 'other';
@@ -51,10 +53,26 @@ export function flagChange(input: {
   const at = settled && now <= settled ? new Date(settled.getTime() + 1) : now;
   const event = { projectSlug: post.projectSlug, topicSlug: post.topicSlug, subjectId: post.id, data: { reasonCode } };
   if (!existing) {
-    const flag: Flag = { id: newId('flg', now.getTime()), postId: post.id, projectSlug: post.projectSlug, reporterId: reporter.agentId, reporterHandle: reporter.handle, reasonCode, detail, active: true, createdAt: now, updatedAt: at };
+    const flag: Flag = {
+      id: newId('flg', now.getTime()),
+      postId: post.id,
+      projectSlug: post.projectSlug,
+      reporterId: reporter.agentId,
+      reporterHandle: reporter.handle,
+      reasonCode,
+      detail,
+      active: true,
+      createdAt: now,
+      updatedAt: at,
+    };
     return { kind: 'created', flag, event: { type: 'flag.created', ...event } };
   }
-  if (existing.reasonCode !== reasonCode || existing.detail !== detail || !existing.active || (settled !== null && existing.updatedAt <= settled)) {
+  if (
+    existing.reasonCode !== reasonCode ||
+    existing.detail !== detail ||
+    !existing.active ||
+    (settled !== null && existing.updatedAt <= settled)
+  ) {
     Object.assign(existing, { reasonCode, detail, active: true, updatedAt: at });
     return { kind: 'updated', flag: existing, event: { type: 'flag.updated', ...event } };
   }
@@ -67,7 +85,11 @@ export function flagChange(input: {
  * acts, not the reporter whose flag happened to be the last) and the scopes
  * it changes. Null when the post stays as it is.
  */
-export function automaticQuarantine(post: Post, counting: readonly Flag[], now: Date): { action: ModerationAction; event: EventDraft; touched: string[] } | null {
+export function automaticQuarantine(
+  post: Post,
+  counting: readonly Flag[],
+  now: Date,
+): { action: ModerationAction; event: EventDraft; touched: string[] } | null {
   if (post.moderationState !== 'visible' || counting.length < QUARANTINE_REPORTERS) return null;
   const reasonCode = prevailingReason(counting);
   Object.assign(post, { moderationState: 'quarantined', moderationReason: reasonCode, updatedAt: now });
@@ -85,7 +107,14 @@ export function automaticQuarantine(post: Post, counting: readonly Flag[], now: 
   };
   return {
     action,
-    event: { type: 'post.moderated', projectSlug: post.projectSlug, topicSlug: post.topicSlug, subjectId: post.id, data: { moderationActionId: action.id, state: 'quarantined', reasonCode, automatic: true }, actor: null },
+    event: {
+      type: 'post.moderated',
+      projectSlug: post.projectSlug,
+      topicSlug: post.topicSlug,
+      subjectId: post.id,
+      data: { moderationActionId: action.id, state: 'quarantined', reasonCode, automatic: true },
+      actor: null,
+    },
     touched: [...postScopes(post.projectSlug), 'moderation', `moderation:${post.id}`],
   };
 }

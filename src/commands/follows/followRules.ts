@@ -28,7 +28,10 @@ export interface FollowState {
 type Refused = { kind: 'refused'; error: ApiError };
 
 /** Following: a new follow to insert, or the existing one answered again with nothing recorded. */
-export type FollowDecision = Refused | { kind: 'created'; follow: Follow; event: EventDraft; touched: string[] } | { kind: 'unchanged'; follow: Follow };
+export type FollowDecision =
+  | Refused
+  | { kind: 'created'; follow: Follow; event: EventDraft; touched: string[] }
+  | { kind: 'unchanged'; follow: Follow };
 
 /** Unfollowing: the follow to delete (answered as it was). */
 export type UnfollowDecision = Refused | { kind: 'removed'; follow: Follow; event: EventDraft; touched: string[] };
@@ -43,7 +46,12 @@ function followEventDraft(type: 'follow.created' | 'follow.removed', targetType:
 }
 
 function targetNotFound(params: FollowParams): Refused {
-  return { kind: 'refused', error: notFound(params.targetType === 'project' ? `project ${params.projectSlug}` : `topic ${params.projectSlug}/${params.topicSlug ?? ''}`) };
+  return {
+    kind: 'refused',
+    error: notFound(
+      params.targetType === 'project' ? `project ${params.projectSlug}` : `topic ${params.projectSlug}/${params.topicSlug ?? ''}`,
+    ),
+  };
 }
 
 /** A follower's list changed: the scope of its follows listing. */

@@ -16,7 +16,10 @@ function reads(commands: Command[]): Record<string, Statement> {
   return {
     projects: statement(`select id, slug from project where slug = ${ANY_OF}`, [projectSlugs]),
     topics: statement(`select id, project_slug, slug from topic where project_slug = ${ANY_OF}`, [projectSlugs]),
-    follows: statement(`select id, agent_id, target_type, target_id, project_slug, topic_slug, created_at from follow where agent_id = ${ANY_OF}`, [distinct(commands.map((c) => requireActor(c.actor).agentId))]),
+    follows: statement(
+      `select id, agent_id, target_type, target_id, project_slug, topic_slug, created_at from follow where agent_id = ${ANY_OF}`,
+      [distinct(commands.map((c) => requireActor(c.actor).agentId))],
+    ),
   };
 }
 
@@ -26,10 +29,13 @@ function reads(commands: Command[]): Record<string, Statement> {
  */
 function load(em: EntityManager, rows: LoadedRows) {
   const targets = new Map<string, Target>();
-  for (const p of rows.projects as { id: string; slug: string }[]) targets.set(`project|${p.slug}`, { targetId: p.id, projectSlug: p.slug, topicSlug: null });
-  for (const t of rows.topics as { id: string; project_slug: string; slug: string }[]) targets.set(`topic|${t.project_slug}/${t.slug}`, { targetId: t.id, projectSlug: t.project_slug, topicSlug: t.slug });
+  for (const p of rows.projects as { id: string; slug: string }[])
+    targets.set(`project|${p.slug}`, { targetId: p.id, projectSlug: p.slug, topicSlug: null });
+  for (const t of rows.topics as { id: string; project_slug: string; slug: string }[])
+    targets.set(`topic|${t.project_slug}/${t.slug}`, { targetId: t.id, projectSlug: t.project_slug, topicSlug: t.slug });
   const current = new Map<string, Follow>();
-  for (const follow of recordsOf(em, Follow, rows.follows ?? [])) current.set(followKey(follow.agentId, follow.targetType, follow.targetId), follow);
+  for (const follow of recordsOf(em, Follow, rows.follows ?? []))
+    current.set(followKey(follow.agentId, follow.targetType, follow.targetId), follow);
   return { targets, current, inserted: new Map<string, Follow>(), removed: [] as string[] };
 }
 type State = ReturnType<typeof load>;
@@ -38,7 +44,10 @@ type State = ReturnType<typeof load>;
 function followStateOf(state: State, command: Command): { key: string; decided: FollowState } {
   const params = paramsOf(command);
   const agentId = requireActor(command.actor).agentId;
-  const target = (params.targetType === 'project' ? state.targets.get(`project|${params.projectSlug}`) : state.targets.get(`topic|${params.projectSlug}/${params.topicSlug ?? ''}`)) ?? null;
+  const target =
+    (params.targetType === 'project'
+      ? state.targets.get(`project|${params.projectSlug}`)
+      : state.targets.get(`topic|${params.projectSlug}/${params.topicSlug ?? ''}`)) ?? null;
   const key = target ? followKey(agentId, params.targetType, target.targetId) : '';
   return { key, decided: { target, follow: target ? (state.current.get(key) ?? null) : null } };
 }
@@ -73,7 +82,14 @@ export const followTarget = defineHotCommand<FollowParams, State, FollowChange>(
     if (decision.kind === 'refused') return decision;
     const body = { follow: presentFollow(decision.follow, command.view), following: true };
     if (decision.kind === 'unchanged') return { kind: 'applied', change: null, body, events: [], touched: [], signals: [] };
-    return { kind: 'applied', change: { key, follow: decision.follow }, body, events: [decision.event], touched: decision.touched, signals: [] };
+    return {
+      kind: 'applied',
+      change: { key, follow: decision.follow },
+      body,
+      events: [decision.event],
+      touched: decision.touched,
+      signals: [],
+    };
   },
   evolve(state, { key, follow }) {
     state.current.set(key, follow);
@@ -94,7 +110,14 @@ export const unfollowTarget = defineHotCommand<FollowParams, State, FollowChange
     const decision = decideUnfollow(decided, paramsOf(command), requireActor(command.actor));
     if (decision.kind === 'refused') return decision;
     const body = { follow: presentFollow(decision.follow, command.view), following: false };
-    return { kind: 'applied', change: { key, follow: decision.follow }, body, events: [decision.event], touched: decision.touched, signals: [] };
+    return {
+      kind: 'applied',
+      change: { key, follow: decision.follow },
+      body,
+      events: [decision.event],
+      touched: decision.touched,
+      signals: [],
+    };
   },
   evolve(state, { key, follow }) {
     state.current.delete(key);

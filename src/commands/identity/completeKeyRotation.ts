@@ -23,15 +23,19 @@ export const completeKeyRotation = defineCommand<CompleteKeyRotationParams>({
   async handle({ em, params, now, actor, emit, touch, expireCredentials }) {
     const agent = await agentById(em, actor().agentId);
     const challenge = await liveChallenge(em, params.challengeId, 'rotate', now);
-    if (challenge.agentId !== agent.id || !challenge.newPublicKey) throw new ApiError('challenge_expired', 'the challenge is unknown, used or expired; request a new one');
+    if (challenge.agentId !== agent.id || !challenge.newPublicKey)
+      throw new ApiError('challenge_expired', 'the challenge is unknown, used or expired; request a new one');
     if (challenge.publicKey !== agent.publicKey) throw new ApiError('conflict', 'the active key changed since this challenge was issued');
     if (params.newPublicKey !== undefined && params.newPublicKey !== challenge.newPublicKey) {
-      throw new ApiError('invalid_request', 'newPublicKey is not the key this challenge rotates to', [{ field: 'newPublicKey', issue: 'differs from the challenge' }]);
+      throw new ApiError('invalid_request', 'newPublicKey is not the key this challenge rotates to', [
+        { field: 'newPublicKey', issue: 'differs from the challenge' },
+      ]);
     }
     const oldOk = await verifySignature(agent.publicKey, challenge.message, params.oldSignature);
     const newOk = await verifySignature(challenge.newPublicKey, challenge.message, params.newSignature);
     if (!oldOk || !newOk) throw new ApiError('signature_rejected', `the ${oldOk ? 'new' : 'old'}-key signature does not verify`);
-    if (await em.findOne(Agent, { publicKey: challenge.newPublicKey })) throw new ApiError('conflict', 'newPublicKey is registered to an agent');
+    if (await em.findOne(Agent, { publicKey: challenge.newPublicKey }))
+      throw new ApiError('conflict', 'newPublicKey is registered to an agent');
 
     const previousFingerprint = agent.fingerprint;
     challenge.usedAt = now;
@@ -39,9 +43,14 @@ export const completeKeyRotation = defineCommand<CompleteKeyRotationParams>({
     agent.fingerprint = keyFingerprint(challenge.newPublicKey);
     agent.updatedAt = now;
     // Every live token's cached lookup carries the old key's fingerprint: all of them are looked up afresh.
-    const live = await em.execute<{ token_hash: string }[]>('select token_hash from access_token where agent_id = ? and revoked_at is null', [agent.id]);
+    const live = await em.execute<{ token_hash: string }[]>(
+      'select token_hash from access_token where agent_id = ? and revoked_at is null',
+      [agent.id],
+    );
     expireCredentials(...live.map((t) => t.token_hash));
-    const revokedTokens = params.revokeTokens ? await em.nativeUpdate(AccessToken, { agentId: agent.id, revokedAt: null }, { revokedAt: now }) : 0;
+    const revokedTokens = params.revokeTokens
+      ? await em.nativeUpdate(AccessToken, { agentId: agent.id, revokedAt: null }, { revokedAt: now })
+      : 0;
     emit({ type: 'agent.key-rotated', subjectId: agent.id, data: { previousFingerprint, fingerprint: agent.fingerprint, revokedTokens } });
     touch('agents', `agent:${agent.id}`, `tokens:${agent.id}`);
     return ok({ agent: presentAgent(agent, 'full', now), revokedTokens });

@@ -30,7 +30,14 @@ export function issueChallenge(em: EntityManager, fields: ChallengeFields, now: 
     fields.purpose === 'register'
       ? { handle: fields.handle, publicKey: fields.publicKey, displayName: fields.displayName ?? null, bio: fields.bio ?? null }
       : { handle: fields.handle, oldPublicKey: fields.publicKey, newPublicKey: fields.newPublicKey ?? null };
-  const message = canonicalize({ service: 'agora', type: fields.type, challengeId: id, ...bound, nonce: randomToken(16), expiresAt: expiresAt.toISOString() });
+  const message = canonicalize({
+    service: 'agora',
+    type: fields.type,
+    challengeId: id,
+    ...bound,
+    nonce: randomToken(16),
+    expiresAt: expiresAt.toISOString(),
+  });
   if (message === undefined) throw new Error('unserializable challenge');
   em.create(IdentityChallenge, {
     id,

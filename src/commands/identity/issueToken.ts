@@ -7,5 +7,13 @@ import { newId } from '../../ids.ts';
  * reaches the queue, the database or the retry-key cache.
  */
 export function storeToken(em: EntityManager, agentId: string, tokenHash: string, label: string, now: Date): AccessToken {
-  return em.create(AccessToken, { id: newId('tok', now.getTime()), agentId, tokenHash, label, createdAt: now, lastUsedAt: null, revokedAt: null });
+  return em.create(AccessToken, {
+    id: newId('tok', now.getTime()),
+    agentId,
+    tokenHash,
+    label,
+    createdAt: now,
+    lastUsedAt: null,
+    revokedAt: null,
+  });
 }

@@ -30,9 +30,11 @@ export const register = defineCommand<RegisterParams>({
 
     let agent = await em.findOne(Agent, { handle: challenge.handle });
     const created = !agent;
-    if (agent && agent.publicKey !== challenge.publicKey) throw new ApiError('handle_taken', `handle ${challenge.handle} is bound to another key`);
+    if (agent && agent.publicKey !== challenge.publicKey)
+      throw new ApiError('handle_taken', `handle ${challenge.handle} is bound to another key`);
     if (!agent) {
-      if (await em.findOne(Agent, { publicKey: challenge.publicKey })) throw new ApiError('conflict', 'this public key is registered under another handle');
+      if (await em.findOne(Agent, { publicKey: challenge.publicKey }))
+        throw new ApiError('conflict', 'this public key is registered under another handle');
       agent = em.create(Agent, {
         id: newId('agt', now.getTime()),
         handle: challenge.handle,

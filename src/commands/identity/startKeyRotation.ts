@@ -15,16 +15,31 @@ export const startKeyRotation = defineCommand<StartKeyRotationParams>({
   async handle({ em, params, now, actor, emit }) {
     const agent = await agentById(em, actor().agentId);
     if (params.newPublicKey === agent.publicKey) throw new ApiError('conflict', 'newPublicKey is already the active key');
-    if (await em.findOne(Agent, { publicKey: params.newPublicKey })) throw new ApiError('conflict', 'newPublicKey is registered to an agent');
+    if (await em.findOne(Agent, { publicKey: params.newPublicKey }))
+      throw new ApiError('conflict', 'newPublicKey is registered to an agent');
 
     const { id, message, expiresAt } = issueChallenge(
       em,
-      { purpose: 'rotate', type: 'agora-key-rotation/v1', handle: agent.handle, publicKey: agent.publicKey, newPublicKey: params.newPublicKey, agentId: agent.id },
+      {
+        purpose: 'rotate',
+        type: 'agora-key-rotation/v1',
+        handle: agent.handle,
+        publicKey: agent.publicKey,
+        newPublicKey: params.newPublicKey,
+        agentId: agent.id,
+      },
       now,
     );
     emit({ type: 'challenge.issued', subjectId: id, data: { purpose: 'rotate' }, actor: null });
     return ok({
-      challenge: { challengeId: id, message, handle: agent.handle, publicKey: agent.publicKey, newPublicKey: params.newPublicKey, expiresAt: expiresAt.toISOString() },
+      challenge: {
+        challengeId: id,
+        message,
+        handle: agent.handle,
+        publicKey: agent.publicKey,
+        newPublicKey: params.newPublicKey,
+        expiresAt: expiresAt.toISOString(),
+      },
     });
   },
 });

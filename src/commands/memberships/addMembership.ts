@@ -23,7 +23,16 @@ export async function grantRole({ em, now, emit, touch }: CommandEffects, projec
   const membership = await em.findOne(Membership, { projectId: project.id, agentId: agent.id });
   if (membership?.isCreator && role !== 'owner') throw forbidden('the creating owner cannot be demoted');
   if (membership && membership.role === role) return membership;
-  const granted = membership ?? em.create(Membership, { id: newId('mbr', now.getTime()), projectId: project.id, agentId: agent.id, role, isCreator: false, createdAt: now });
+  const granted =
+    membership ??
+    em.create(Membership, {
+      id: newId('mbr', now.getTime()),
+      projectId: project.id,
+      agentId: agent.id,
+      role,
+      isCreator: false,
+      createdAt: now,
+    });
   granted.role = role;
   emit({ type: 'membership.added', projectSlug: project.slug, subjectId: agent.id, data: { handle: agent.handle, role } });
   touch(`memberships:${project.slug}`, 'projects', `agent:${agent.id}`);

@@ -21,7 +21,12 @@ export async function revokeRole({ em, emit, touch }: CommandEffects, project: P
   if (!membership) throw notFound(`membership of ${agent.handle} in ${project.slug}`);
   if (membership.isCreator) throw forbidden('the creating owner cannot be removed');
   em.remove(membership);
-  emit({ type: 'membership.removed', projectSlug: project.slug, subjectId: agent.id, data: { handle: agent.handle, role: membership.role } });
+  emit({
+    type: 'membership.removed',
+    projectSlug: project.slug,
+    subjectId: agent.id,
+    data: { handle: agent.handle, role: membership.role },
+  });
   touch(`memberships:${project.slug}`, 'projects', `agent:${agent.id}`);
   return membership.role;
 }

@@ -24,7 +24,11 @@ export function moderationScopes(postId: string): string[] {
  * leaves a public moderation action, a post.moderated event and fresh ETags
  * for every read that shows the post or its moderation history.
  */
-export function recordModeration(ctx: Pick<CommandContext<unknown>, 'em' | 'now' | 'emit' | 'touch'>, post: Post, change: ModerationChange): ModerationAction {
+export function recordModeration(
+  ctx: Pick<CommandContext<unknown>, 'em' | 'now' | 'emit' | 'touch'>,
+  post: Post,
+  change: ModerationChange,
+): ModerationAction {
   const { em, now, emit, touch } = ctx;
   const previousState = post.moderationState;
   post.moderationState = change.state;

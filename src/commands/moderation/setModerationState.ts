@@ -31,8 +31,14 @@ export const setModerationState = defineCommand<SetModerationStateParams>({
     const role = await roleIn(em, post.projectId, moderator.agentId);
     if (!canModerate(role)) throw forbidden('only owners and stewards of the post’s project moderate its posts');
     if (params.state === 'removed' && !canRemovePosts(role)) throw forbidden('permanent removal requires a project owner');
-    if (post.moderationState === 'removed' && !canRemovePosts(role)) throw forbidden('only a project owner changes the state of a removed post');
-    const action = recordModeration(ctx, post, { state: params.state, reasonCode: params.reasonCode, detail: params.detail ?? null, actor: moderator });
+    if (post.moderationState === 'removed' && !canRemovePosts(role))
+      throw forbidden('only a project owner changes the state of a removed post');
+    const action = recordModeration(ctx, post, {
+      state: params.state,
+      reasonCode: params.reasonCode,
+      detail: params.detail ?? null,
+      actor: moderator,
+    });
     return ok({ moderationAction: presentModerationAction(action, view), post: presentPost(post, view) });
   },
 });

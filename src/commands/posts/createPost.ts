@@ -12,7 +12,15 @@ import { adjustSignals } from '../agentSignals.ts';
 import { defineHotCommand, type LoadedRows } from '../hotCommand.ts';
 import { openReviewCase } from '../reviews/openReviewCase.ts';
 import { ok, requireActor, type CommandHandler } from '../types.ts';
-import { decidePost, type CreatePostParams, type LatestPost, type PostAuthor, type PostCreated, type PostParent, type PostTopic } from './postRules.ts';
+import {
+  decidePost,
+  type CreatePostParams,
+  type LatestPost,
+  type PostAuthor,
+  type PostCreated,
+  type PostParent,
+  type PostTopic,
+} from './postRules.ts';
 
 interface TopicRow {
   id: string;
@@ -40,11 +48,21 @@ const paramsOf = (command: Command) => command.data as unknown as CreatePostPara
 function load(rows: LoadedRows) {
   return {
     topics: new Map(
-      (rows.topics as TopicRow[]).map((t): [string, PostTopic] => [topicKey(t.project_slug, t.slug), { id: t.id, projectId: t.project_id, projectSlug: t.project_slug, slug: t.slug, reviewMode: t.review_mode }]),
+      (rows.topics as TopicRow[]).map((t): [string, PostTopic] => [
+        topicKey(t.project_slug, t.slug),
+        { id: t.id, projectId: t.project_id, projectSlug: t.project_slug, slug: t.slug, reviewMode: t.review_mode },
+      ]),
     ),
-    parents: new Map((rows.parents as ParentRow[]).map((p): [string, PostParent] => [p.id, { id: p.id, topicId: p.topic_id, rootPostId: p.root_post_id, depth: p.depth }])),
+    parents: new Map(
+      (rows.parents as ParentRow[]).map((p): [string, PostParent] => [
+        p.id,
+        { id: p.id, topicId: p.topic_id, rootPostId: p.root_post_id, depth: p.depth },
+      ]),
+    ),
     authors: new Map((rows.authors as PostAuthor[]).map((a) => [a.id, a])),
-    latest: new Map((rows.latest as LatestRow[]).map((l): [string, LatestPost] => [l.project_slug, { id: l.id, createdAt: new Date(l.created_at) }])),
+    latest: new Map(
+      (rows.latest as LatestRow[]).map((l): [string, LatestPost] => [l.project_slug, { id: l.id, createdAt: new Date(l.created_at) }]),
+    ),
     created: [] as Post[],
   };
 }
@@ -55,7 +73,11 @@ function load(rows: LoadedRows) {
  * yet.
  */
 async function latestPost(em: EntityManager, projectSlug: string): Promise<LatestPost | null> {
-  const flushed = await em.findOne(Post, { projectSlug }, { orderBy: { id: 'desc' }, fields: ['id', 'createdAt'], flushMode: FlushMode.COMMIT });
+  const flushed = await em.findOne(
+    Post,
+    { projectSlug },
+    { orderBy: { id: 'desc' }, fields: ['id', 'createdAt'], flushMode: FlushMode.COMMIT },
+  );
   let latest: LatestPost | null = flushed;
   for (const entity of em.getUnitOfWork().getPersistStack()) {
     if (entity instanceof Post.class && entity.projectSlug === projectSlug && (!latest || entity.id > latest.id)) latest = entity;
@@ -97,14 +119,18 @@ export const createPost = defineHotCommand<CreatePostParams, ReturnType<typeof l
     const projects = distinct(params.map((p) => p.projectSlug));
     return {
       topics: statement(`select id, project_id, project_slug, slug, review_mode from topic where project_slug = ${ANY_OF}`, [projects]),
-      parents: statement(`select id, topic_id, root_post_id, depth from post where id = ${ANY_OF}`, [distinct(params.flatMap((p) => (p.parentPostId ? [p.parentPostId] : [])))]),
-      authors: statement(`select id, handle, fingerprint from agent where id = ${ANY_OF}`, [distinct(commands.map((c) => requireActor(c.actor).agentId))]),
+      parents: statement(`select id, topic_id, root_post_id, depth from post where id = ${ANY_OF}`, [
+        distinct(params.flatMap((p) => (p.parentPostId ? [p.parentPostId] : []))),
+      ]),
+      authors: statement(`select id, handle, fingerprint from agent where id = ${ANY_OF}`, [
+        distinct(commands.map((c) => requireActor(c.actor).agentId)),
+      ]),
       // Only a post whose id sorts at or after an id minted now can push a new id later (postIdAfter):
       // with that floor the read touches a handful of index entries, not a project's every post.
-      latest: statement(`select distinct on (project_slug) project_slug, id, created_at from post where project_slug = ${ANY_OF} and id >= ? order by project_slug, id desc`, [
-        projects,
-        idFloor('pst', sentAt.getTime()),
-      ]),
+      latest: statement(
+        `select distinct on (project_slug) project_slug, id, created_at from post where project_slug = ${ANY_OF} and id >= ? order by project_slug, id desc`,
+        [projects, idFloor('pst', sentAt.getTime())],
+      ),
     };
   },
   load: (_em, rows) => load(rows),
@@ -123,7 +149,14 @@ export const createPost = defineHotCommand<CreatePostParams, ReturnType<typeof l
       now,
     );
     if (decision.kind === 'refused') return decision;
-    return { kind: 'applied', change: decision, body: { post: presentPost(decision.post, command.view) }, events: [decision.event], touched: decision.touched, signals: decision.signals };
+    return {
+      kind: 'applied',
+      change: decision,
+      body: { post: presentPost(decision.post, command.view) },
+      events: [decision.event],
+      touched: decision.touched,
+      signals: decision.signals,
+    };
   },
   // Later commands of the run mint ids after this post, and their replies may answer it.
   evolve(state, created) {

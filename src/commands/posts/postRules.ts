@@ -95,7 +95,14 @@ export function postIdAfter(last: LatestPost | null, now: Date): { id: string; a
 }
 
 /** A new post's record: the one place its fields are derived. */
-function newPost(input: { id: string; at: Date; topic: PostTopic; author: PostAuthor; parent: PostParent | null; params: Pick<PostInput, 'body' | 'stance' | 'review'> }): Post {
+function newPost(input: {
+  id: string;
+  at: Date;
+  topic: PostTopic;
+  author: PostAuthor;
+  parent: PostParent | null;
+  params: Pick<PostInput, 'body' | 'stance' | 'review'>;
+}): Post {
   const { id, at, topic, author, parent, params } = input;
   return {
     id,
@@ -127,7 +134,13 @@ function postCreated(post: Post): EventDraft {
     projectSlug: post.projectSlug,
     topicSlug: post.topicSlug,
     subjectId: post.id,
-    data: { parentPostId: post.parentPostId, rootPostId: post.rootPostId, depth: post.depth, stance: post.stance, reviewRequested: post.reviewRequested },
+    data: {
+      parentPostId: post.parentPostId,
+      rootPostId: post.rootPostId,
+      depth: post.depth,
+      stance: post.stance,
+      reviewRequested: post.reviewRequested,
+    },
   };
 }
 
@@ -144,7 +157,11 @@ export function decidePost(state: PostState, params: PostInput, now: Date): Post
   const refuse = (error: ApiError): PostDecision => ({ kind: 'refused', error });
   if (!topic) return refuse(notFound(`topic ${params.projectSlug}/${params.topicSlug}`));
   if (params.review && topic.reviewMode !== 'conciliar') {
-    return refuse(new ApiError('invalid_request', 'review=true is accepted only in a topic whose reviewMode is conciliar', [{ field: 'review', issue: 'topic is not conciliar' }]));
+    return refuse(
+      new ApiError('invalid_request', 'review=true is accepted only in a topic whose reviewMode is conciliar', [
+        { field: 'review', issue: 'topic is not conciliar' },
+      ]),
+    );
   }
   if (params.parentPostId && !parent) return refuse(badParent('is not a post'));
   if (parent && parent.topicId !== topic.id) return refuse(badParent('is a post of another topic'));

@@ -24,7 +24,10 @@ export const publishProfile = defineCommand<PublishProfileParams>({
     if (payload.agentId !== agent.id || payload.handle !== agent.handle) throw bindingMismatch('the caller’s agentId and handle');
     const expected = await chainHead(em, agent.id);
     if (payload.sequence !== expected.sequence || payload.predecessor !== expected.predecessor) {
-      throw new ApiError('sequence_conflict', `the chain has moved: the next revision is sequence ${expected.sequence} after predecessor ${expected.predecessor ?? 'null'}; prepare again`);
+      throw new ApiError(
+        'sequence_conflict',
+        `the chain has moved: the next revision is sequence ${expected.sequence} after predecessor ${expected.predecessor ?? 'null'}; prepare again`,
+      );
     }
 
     // Unflag the old head before inserting the new one: the one-head index is checked per statement.

@@ -27,7 +27,14 @@ export const createProject = defineCommand<CreateProjectParams>({
       createdAt: now,
       updatedAt: now,
     });
-    em.create(Membership, { id: newId('mbr', now.getTime()), projectId: project.id, agentId: me.agentId, role: 'owner', isCreator: true, createdAt: now });
+    em.create(Membership, {
+      id: newId('mbr', now.getTime()),
+      projectId: project.id,
+      agentId: me.agentId,
+      role: 'owner',
+      isCreator: true,
+      createdAt: now,
+    });
     emit({ type: 'project.created', projectSlug: project.slug, subjectId: project.id, data: { name: project.name } });
     touch('projects', `memberships:${project.slug}`);
     return ok({ project: presentProject(project, view, { role: 'owner', roster: [{ handle: me.handle, role: 'owner', creator: true }] }) });

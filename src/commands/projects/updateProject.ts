@@ -12,7 +12,11 @@ export interface UpdateProjectParams {
 }
 
 /** The change itself, also applied by an adopted project.update proposal: only what differs, with one event. */
-export function applyProjectUpdate({ now, emit, touch }: CommandEffects, project: Project, change: { name?: string; summary?: string }): void {
+export function applyProjectUpdate(
+  { now, emit, touch }: CommandEffects,
+  project: Project,
+  change: { name?: string; summary?: string },
+): void {
   const changed: string[] = [];
   if (change.name !== undefined && change.name !== project.name) {
     project.name = change.name;

@@ -24,7 +24,10 @@ export const createProposal = defineCommand<CreateProposalParams>({
   async handle({ em, params, view, now, actor, emit, touch }) {
     const { projectSlug, kind, rationale, ...given } = params;
     const project = await em.findOne(Project, { slug: projectSlug });
-    if (!project) throw new ApiError('invalid_request', `projectSlug ${projectSlug} is not a project`, [{ field: 'projectSlug', issue: 'is not a project' }]);
+    if (!project)
+      throw new ApiError('invalid_request', `projectSlug ${projectSlug} is not a project`, [
+        { field: 'projectSlug', issue: 'is not a project' },
+      ]);
     const change = await proposalKinds[kind].resolve(em, project, given);
     const proposer = actor();
     const proposal = em.create(Proposal, {
@@ -44,7 +47,13 @@ export const createProposal = defineCommand<CreateProposalParams>({
       appliedAt: null,
     });
     // An existing topic is the event's topic; a proposed one does not exist yet.
-    emit({ type: 'proposal.created', projectSlug: project.slug, topicSlug: change.topicId ? change.topicSlug : null, subjectId: proposal.id, data: { kind, ...change } });
+    emit({
+      type: 'proposal.created',
+      projectSlug: project.slug,
+      topicSlug: change.topicId ? change.topicSlug : null,
+      subjectId: proposal.id,
+      data: { kind, ...change },
+    });
     touch(...proposalScopes(project.slug));
     return ok({ proposal: presentProposal(proposal, view, null) });
   },

@@ -72,7 +72,10 @@ export const proposalKinds: Record<ProposalKind, KindRule> = {
     required: [],
     optional: ['name', 'summary'],
     authority: canManageProject,
-    resolve: async (_em, _project, { name, summary }) => ({ ...(name !== undefined ? { name } : {}), ...(summary !== undefined ? { summary } : {}) }),
+    resolve: async (_em, _project, { name, summary }) => ({
+      ...(name !== undefined ? { name } : {}),
+      ...(summary !== undefined ? { summary } : {}),
+    }),
     apply: async (effects, project, change) => applyProjectUpdate(effects, project, change),
   },
   'topic.create': {
@@ -80,9 +83,18 @@ export const proposalKinds: Record<ProposalKind, KindRule> = {
     optional: ['topicSlug', 'reviewMode'],
     authority: canManageProject,
     // The slug is fixed now, so the proposal shows the address the topic will have.
-    resolve: async (_em, _project, change) => ({ title: need(change, 'title'), topicSlug: topicSlugFor({ title: need(change, 'title'), topicSlug: change.topicSlug }), reviewMode: change.reviewMode ?? 'open' }),
+    resolve: async (_em, _project, change) => ({
+      title: need(change, 'title'),
+      topicSlug: topicSlugFor({ title: need(change, 'title'), topicSlug: change.topicSlug }),
+      reviewMode: change.reviewMode ?? 'open',
+    }),
     async apply(effects, project, change, proposerId) {
-      await insertTopic(effects, project, { title: need(change, 'title'), topicSlug: need(change, 'topicSlug'), reviewMode: need(change, 'reviewMode') }, proposerId);
+      await insertTopic(
+        effects,
+        project,
+        { title: need(change, 'title'), topicSlug: need(change, 'topicSlug'), reviewMode: need(change, 'reviewMode') },
+        proposerId,
+      );
     },
   },
   'topic.update': topicChange('title', canManageProject),
@@ -105,7 +117,8 @@ export const proposalKinds: Record<ProposalKind, KindRule> = {
     authority: canManageMemberships,
     async resolve(em, project, change) {
       const agent = await registeredAgent(em, need(change, 'handle'));
-      if (!(await em.findOne(Membership, { projectId: project.id, agentId: agent.id }))) throw unknownTarget('handle', `is not an owner or steward of ${project.slug}`);
+      if (!(await em.findOne(Membership, { projectId: project.id, agentId: agent.id })))
+        throw unknownTarget('handle', `is not an owner or steward of ${project.slug}`);
       return { handle: agent.handle };
     },
     async apply(effects, project, change) {
@@ -118,12 +131,18 @@ export const proposalKinds: Record<ProposalKind, KindRule> = {
 const changeFields: ChangeField[] = [...new Set(Object.values(proposalKinds).flatMap((k) => [...k.required, ...k.optional]))];
 
 /** The first problem of a change's parameters for its kind (missing or foreign), or null. */
-export function changeParamIssue(kind: ProposalKind, given: Partial<Record<ChangeField, unknown>>): { field: string; issue: string } | null {
+export function changeParamIssue(
+  kind: ProposalKind,
+  given: Partial<Record<ChangeField, unknown>>,
+): { field: string; issue: string } | null {
   const rule = proposalKinds[kind];
   const missing = rule.required.find((field) => given[field] === undefined);
   if (missing) return { field: missing, issue: `is required for kind ${kind}` };
-  const foreign = changeFields.find((field) => given[field] !== undefined && !rule.required.includes(field) && !rule.optional.includes(field));
+  const foreign = changeFields.find(
+    (field) => given[field] !== undefined && !rule.required.includes(field) && !rule.optional.includes(field),
+  );
   if (foreign) return { field: foreign, issue: `is not a parameter of kind ${kind}` };
-  if (rule.required.length === 0 && !rule.optional.some((field) => given[field] !== undefined)) return { field: rule.optional.join(' or '), issue: `is required (at least one) for kind ${kind}` };
+  if (rule.required.length === 0 && !rule.optional.some((field) => given[field] !== undefined))
+    return { field: rule.optional.join(' or '), issue: `is required (at least one) for kind ${kind}` };
   return null;
 }

@@ -6,14 +6,20 @@ import type { CommandEffects, EventDraft } from '../types.ts';
 import { proposalKinds } from './proposalKinds.ts';
 import { proposalScopes } from './proposalScopes.ts';
 
-const alreadyDecided = (proposal: Proposal) => new ApiError('already_decided', `proposal ${proposal.id} was already decided (${proposal.status}); a proposal is applied at most once`);
+const alreadyDecided = (proposal: Proposal) =>
+  new ApiError('already_decided', `proposal ${proposal.id} was already decided (${proposal.status}); a proposal is applied at most once`);
 
 /** Effects held back until the change succeeds, so a refused change leaves no event and no touched scope. */
 function staged(effects: CommandEffects) {
   const events: EventDraft[] = [];
   const scopes: string[] = [];
   return {
-    effects: { em: effects.em, now: effects.now, emit: (event: EventDraft) => events.push(event), touch: (...s: string[]) => scopes.push(...s) } satisfies CommandEffects,
+    effects: {
+      em: effects.em,
+      now: effects.now,
+      emit: (event: EventDraft) => events.push(event),
+      touch: (...s: string[]) => scopes.push(...s),
+    } satisfies CommandEffects,
     release() {
       for (const event of events) effects.emit(event);
       effects.touch(...scopes);
@@ -21,9 +27,20 @@ function staged(effects: CommandEffects) {
   };
 }
 
-function finish({ now, emit, touch }: CommandEffects, proposal: Proposal, status: Exclude<ProposalStatus, 'open' | 'applying'>, reviewId: string, reason: string | null): void {
+function finish(
+  { now, emit, touch }: CommandEffects,
+  proposal: Proposal,
+  status: Exclude<ProposalStatus, 'open' | 'applying'>,
+  reviewId: string,
+  reason: string | null,
+): void {
   Object.assign(proposal, { status, reason, updatedAt: now, ...(status === 'applied' ? { appliedAt: now } : {}) });
-  emit({ type: `proposal.${status}`, projectSlug: proposal.projectSlug, subjectId: proposal.id, data: { kind: proposal.kind, reviewId, ...(reason ? { reason } : {}) } });
+  emit({
+    type: `proposal.${status}`,
+    projectSlug: proposal.projectSlug,
+    subjectId: proposal.id,
+    data: { kind: proposal.kind, reviewId, ...(reason ? { reason } : {}) },
+  });
   touch(...proposalScopes(proposal.projectSlug));
 }
 
@@ -36,7 +53,11 @@ function finish({ now, emit, touch }: CommandEffects, proposal: Proposal, status
  */
 export async function adoptProposal(effects: CommandEffects, proposal: Proposal, reviewId: string): Promise<void> {
   const { em, now } = effects;
-  const claimed = await em.nativeUpdate(Proposal, { id: proposal.id, status: 'open' }, { status: 'applying', decidedAt: now, updatedAt: now });
+  const claimed = await em.nativeUpdate(
+    Proposal,
+    { id: proposal.id, status: 'open' },
+    { status: 'applying', decidedAt: now, updatedAt: now },
+  );
   if (claimed !== 1) throw alreadyDecided(proposal);
   await em.refresh(proposal);
   const change = staged(effects);

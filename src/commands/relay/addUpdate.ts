@@ -27,12 +27,19 @@ export const addUpdate = defineCommand<AddUpdateParams>({
     const role = requester ? 'agent' : 'operator';
     if (role === 'agent') {
       if (params.visibility === 'operator') {
-        throw new ApiError('invalid_request', 'visibility=operator is for operator notes', [{ field: 'visibility', issue: 'only operators write operator-only notes' }]);
+        throw new ApiError('invalid_request', 'visibility=operator is for operator notes', [
+          { field: 'visibility', issue: 'only operators write operator-only notes' },
+        ]);
       }
       if (!isActive(relayCase.status)) throw new ApiError('conflict', `the case is ${relayCase.status}; reopen it before adding a message`);
     }
     const answersOperators = role === 'agent' && relayCase.status === 'awaiting_agent';
-    const update = appendUpdate(ctx, relayCase, { role, visibility: params.visibility, body: params.body, ...(answersOperators ? { status: 'assessing' as const } : {}) });
+    const update = appendUpdate(ctx, relayCase, {
+      role,
+      visibility: params.visibility,
+      body: params.body,
+      ...(answersOperators ? { status: 'assessing' as const } : {}),
+    });
     return ok({ update: presentRelayUpdate(update, view, { operator }) });
   },
 });

@@ -27,7 +27,8 @@ export const transitionCase = defineCommand<TransitionCaseParams>({
     if (!operator) throw caseNotFound();
     const shared = params.visibility === 'agent' ? params.body : undefined;
     const updates = [appendUpdate(ctx, relayCase, { role: 'operator', visibility: 'agent', status: params.status, body: shared })];
-    if (params.visibility === 'operator' && params.body) updates.push(appendUpdate(ctx, relayCase, { role: 'operator', visibility: 'operator', body: params.body }));
+    if (params.visibility === 'operator' && params.body)
+      updates.push(appendUpdate(ctx, relayCase, { role: 'operator', visibility: 'operator', body: params.body }));
     const viewer = { operator: true };
     return ok({ case: presentRelayCase(relayCase, view), updates: updates.map((u) => presentRelayUpdate(u, view, viewer)) });
   },

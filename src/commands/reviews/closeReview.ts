@@ -39,14 +39,24 @@ export const closeReview = defineCommand<CloseReviewParams>({
     const closer = actor();
     const role = await roleIn(em, review.projectId, closer.agentId);
     const mayClose = proposal ? proposalKinds[proposal.kind].authority : canManageProject;
-    if (!mayClose(role)) throw forbidden('only project owners and stewards close review cases, and only owners one deciding a membership proposal');
+    if (!mayClose(role))
+      throw forbidden('only project owners and stewards close review cases, and only owners one deciding a membership proposal');
     if (review.status !== 'open') throw new ApiError('already_decided', `review ${review.id} was already closed: ${review.outcome}`);
 
     const votes = await em.find(Vote, { postId: review.postId }, { orderBy: { id: 'asc' } });
-    const tally = { support: votes.filter((v) => v.value === 'support').length, contest: votes.filter((v) => v.value === 'contest').length };
+    const tally = {
+      support: votes.filter((v) => v.value === 'support').length,
+      contest: votes.filter((v) => v.value === 'contest').length,
+    };
     const outcome = reviewOutcome(tally);
     const losing = losingSide(outcome, tally);
-    const voteSnapshot: SnapshotVote[] = votes.map((v) => ({ handle: v.agentHandle, value: v.value, rationale: v.rationale ?? '', castAt: v.updatedAt.toISOString(), losing: v.value === losing }));
+    const voteSnapshot: SnapshotVote[] = votes.map((v) => ({
+      handle: v.agentHandle,
+      value: v.value,
+      rationale: v.rationale ?? '',
+      castAt: v.updatedAt.toISOString(),
+      losing: v.value === losing,
+    }));
     const dissentCount = voteSnapshot.filter((v) => v.losing).length;
     Object.assign(review, {
       status: 'closed',
@@ -64,7 +74,13 @@ export const closeReview = defineCommand<CloseReviewParams>({
       dissentCount,
       closedAt: now,
     });
-    emit({ type: 'review.closed', projectSlug: review.projectSlug, topicSlug: review.topicSlug, subjectId: review.id, data: { postId: review.postId, proposalId: review.proposalId, outcome, ...tally, dissentCount } });
+    emit({
+      type: 'review.closed',
+      projectSlug: review.projectSlug,
+      topicSlug: review.topicSlug,
+      subjectId: review.id,
+      data: { postId: review.postId, proposalId: review.proposalId, outcome, ...tally, dissentCount },
+    });
     touch(...reviewScopes(review.projectSlug));
     if (proposal && outcome === 'adopted') await adoptProposal(ctx, proposal, review.id);
     else if (proposal) returnProposal(ctx, proposal, review.id, outcome);

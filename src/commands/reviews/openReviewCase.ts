@@ -12,9 +12,12 @@ import { reviewScopes } from './reviewScopes.ts';
 async function linkableProposal(em: EntityManager, post: Post, proposalId: string): Promise<Proposal> {
   const proposal = await em.findOne(Proposal, { id: proposalId });
   if (!proposal || proposal.projectId !== post.projectId) {
-    throw new ApiError('invalid_request', `proposalId ${proposalId} is not a proposal of ${post.projectSlug}`, [{ field: 'proposalId', issue: 'is not a proposal of this project' }]);
+    throw new ApiError('invalid_request', `proposalId ${proposalId} is not a proposal of ${post.projectSlug}`, [
+      { field: 'proposalId', issue: 'is not a proposal of this project' },
+    ]);
   }
-  if (proposal.status !== 'open') throw new ApiError('conflict', `proposal ${proposal.id} is ${proposal.status}; only an open proposal can be reviewed`);
+  if (proposal.status !== 'open')
+    throw new ApiError('conflict', `proposal ${proposal.id} is ${proposal.status}; only an open proposal can be reviewed`);
   const linked = await em.findOne(ReviewCase, { proposalId: proposal.id });
   if (linked) throw new ApiError('conflict', `proposal ${proposal.id} is already under review ${linked.id}`);
   return proposal;
@@ -53,7 +56,13 @@ export async function openReviewCase({ em, emit, touch }: CommandEffects, post: 
     createdAt: post.createdAt,
     closedAt: null,
   });
-  emit({ type: 'review.opened', projectSlug: post.projectSlug, topicSlug: post.topicSlug, subjectId: review.id, data: { postId: post.id, proposalId: review.proposalId } });
+  emit({
+    type: 'review.opened',
+    projectSlug: post.projectSlug,
+    topicSlug: post.topicSlug,
+    subjectId: review.id,
+    data: { postId: post.id, proposalId: review.proposalId },
+  });
   touch(...reviewScopes(post.projectSlug), ...(proposal ? proposalScopes(post.projectSlug) : []));
   return review;
 }

@@ -6,7 +6,10 @@ export const revokeOtherTokens = defineCommand<Record<string, never>>({
   errors: [],
   async handle({ em, now, actor, emit, touch, expireCredentials }) {
     const me = actor();
-    const rows = await em.execute<{ token_hash: string }[]>('update access_token set revoked_at = ? where agent_id = ? and revoked_at is null and id <> ? returning token_hash', [now, me.agentId, me.tokenId]);
+    const rows = await em.execute<{ token_hash: string }[]>(
+      'update access_token set revoked_at = ? where agent_id = ? and revoked_at is null and id <> ? returning token_hash',
+      [now, me.agentId, me.tokenId],
+    );
     expireCredentials(...rows.map((r) => r.token_hash));
     const revoked = rows.length;
     // A token inventory is private: the public ledger does not tie token ids to a handle.

@@ -23,7 +23,8 @@ export const topicSlugFor = (fields: Pick<TopicFields, 'title' | 'topicSlug'>): 
 /** The creation itself, also applied by an adopted topic.create proposal. A taken slug is refused before anything changes. */
 export async function insertTopic({ em, now, emit, touch }: CommandEffects, project: Project, fields: TopicFields, createdBy: string) {
   const slug = topicSlugFor(fields);
-  if (await em.findOne(Topic, { projectId: project.id, slug })) throw new ApiError('conflict', `topic slug ${slug} is taken in ${project.slug}`);
+  if (await em.findOne(Topic, { projectId: project.id, slug }))
+    throw new ApiError('conflict', `topic slug ${slug} is taken in ${project.slug}`);
   const topic = em.create(Topic, {
     id: newId('tpc', now.getTime()),
     projectId: project.id,
@@ -35,7 +36,13 @@ export async function insertTopic({ em, now, emit, touch }: CommandEffects, proj
     createdAt: now,
     updatedAt: now,
   });
-  emit({ type: 'topic.created', projectSlug: project.slug, topicSlug: slug, subjectId: topic.id, data: { title: topic.title, reviewMode: topic.reviewMode } });
+  emit({
+    type: 'topic.created',
+    projectSlug: project.slug,
+    topicSlug: slug,
+    subjectId: topic.id,
+    data: { title: topic.title, reviewMode: topic.reviewMode },
+  });
   touch('topics');
   return topic;
 }

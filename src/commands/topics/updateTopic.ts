@@ -18,14 +18,24 @@ interface TopicChange {
  * topic.review-mode proposals: a new review mode is topic.review-mode-changed,
  * a new title topic.updated; an unchanged topic records nothing.
  */
-export function applyTopicChange({ now, emit, touch }: CommandEffects, topic: Topic, change: Pick<TopicChange, 'title' | 'reviewMode'>): void {
+export function applyTopicChange(
+  { now, emit, touch }: CommandEffects,
+  topic: Topic,
+  change: Pick<TopicChange, 'title' | 'reviewMode'>,
+): void {
   const before = { title: topic.title, reviewMode: topic.reviewMode };
   if (change.title !== undefined) topic.title = change.title;
   if (change.reviewMode !== undefined) topic.reviewMode = change.reviewMode;
   if (topic.title !== before.title || topic.reviewMode !== before.reviewMode) {
     topic.updatedAt = now;
     const type = change.reviewMode !== undefined ? 'topic.review-mode-changed' : 'topic.updated';
-    emit({ type, projectSlug: topic.projectSlug, topicSlug: topic.slug, subjectId: topic.id, data: { before, after: { title: topic.title, reviewMode: topic.reviewMode } } });
+    emit({
+      type,
+      projectSlug: topic.projectSlug,
+      topicSlug: topic.slug,
+      subjectId: topic.id,
+      data: { before, after: { title: topic.title, reviewMode: topic.reviewMode } },
+    });
     touch('topics');
   }
 }
@@ -38,9 +48,12 @@ async function changeTopic(ctx: CommandContext<TopicChange>) {
   const { em, params, view, actor } = ctx;
   const topic = await topicById(em, params.topicId);
   if (params.projectSlug !== undefined && params.projectSlug !== topic.projectSlug) {
-    throw new ApiError('invalid_request', `topicId names a topic of project ${topic.projectSlug}, not ${params.projectSlug}`, [{ field: 'projectSlug', issue: 'not the topic’s project' }]);
+    throw new ApiError('invalid_request', `topicId names a topic of project ${topic.projectSlug}, not ${params.projectSlug}`, [
+      { field: 'projectSlug', issue: 'not the topic’s project' },
+    ]);
   }
-  if (!canManageProject(await roleIn(em, topic.projectId, actor().agentId))) throw forbidden('only project owners and stewards change topics');
+  if (!canManageProject(await roleIn(em, topic.projectId, actor().agentId)))
+    throw forbidden('only project owners and stewards change topics');
   applyTopicChange(ctx, topic, params);
   return ok({ topic: presentTopic(topic, view) });
 }

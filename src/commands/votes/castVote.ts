@@ -21,7 +21,19 @@ interface PostRow {
 /** The run's posts and the voters' current votes; `isNew` marks a vote this run inserts. */
 function load(em: EntityManager, rows: LoadedRows) {
   return {
-    posts: new Map((rows.posts as PostRow[]).map((p): [string, VotedPost] => [p.id, { id: p.id, authorId: p.author_id, projectSlug: p.project_slug, topicSlug: p.topic_slug, supportCount: p.support_count, contestCount: p.contest_count }])),
+    posts: new Map(
+      (rows.posts as PostRow[]).map((p): [string, VotedPost] => [
+        p.id,
+        {
+          id: p.id,
+          authorId: p.author_id,
+          projectSlug: p.project_slug,
+          topicSlug: p.topic_slug,
+          supportCount: p.support_count,
+          contestCount: p.contest_count,
+        },
+      ]),
+    ),
     votes: new Map(recordsOf(em, Vote, rows.votes ?? []).map((vote) => [voteKey(vote.postId, vote.agentId), { vote, isNew: false }])),
     /** Ids of the loaded votes re-cast in this run, and of the posts whose tally changed. */
     recast: new Set<string>(),
@@ -41,18 +53,18 @@ function writes(em: EntityManager, state: State, now: Date): Statement[] {
   if (inserted.length > 0) statements.push(insertRows(em, Vote, inserted));
   if (updated.length > 0) {
     statements.push(
-      statement('update vote v set value = x.value, rationale = x.rationale, updated_at = ? from json_to_recordset(?::json) as x(id text, value text, rationale text) where v.id = x.id', [
-        now,
-        JSON.stringify(updated.map((v) => ({ id: v.id, value: v.value, rationale: v.rationale ?? null }))),
-      ]),
+      statement(
+        'update vote v set value = x.value, rationale = x.rationale, updated_at = ? from json_to_recordset(?::json) as x(id text, value text, rationale text) where v.id = x.id',
+        [now, JSON.stringify(updated.map((v) => ({ id: v.id, value: v.value, rationale: v.rationale ?? null })))],
+      ),
     );
   }
   if (tallies.length > 0) {
     statements.push(
-      statement('update post p set support_count = x.support, contest_count = x.contest, updated_at = ? from json_to_recordset(?::json) as x(id text, support int, contest int) where p.id = x.id', [
-        now,
-        JSON.stringify(tallies.map((p) => ({ id: p.id, support: p.supportCount, contest: p.contestCount }))),
-      ]),
+      statement(
+        'update post p set support_count = x.support, contest_count = x.contest, updated_at = ? from json_to_recordset(?::json) as x(id text, support int, contest int) where p.id = x.id',
+        [now, JSON.stringify(tallies.map((p) => ({ id: p.id, support: p.supportCount, contest: p.contestCount })))],
+      ),
     );
   }
   return statements;
@@ -69,18 +81,25 @@ export const castVote = defineHotCommand<CastVoteParams, State, VoteCast>({
   reads(commands) {
     const postIds = distinct(commands.map((c) => paramsOf(c).postId));
     return {
-      posts: statement(`select id, author_id, project_slug, topic_slug, support_count, contest_count from post where id = ${ANY_OF}`, [postIds]),
-      votes: statement(`select id, post_id, agent_id, agent_handle, value, rationale, created_at, updated_at from vote where post_id = ${ANY_OF} and agent_id = ${ANY_OF}`, [
+      posts: statement(`select id, author_id, project_slug, topic_slug, support_count, contest_count from post where id = ${ANY_OF}`, [
         postIds,
-        distinct(commands.map((c) => requireActor(c.actor).agentId)),
       ]),
+      votes: statement(
+        `select id, post_id, agent_id, agent_handle, value, rationale, created_at, updated_at from vote where post_id = ${ANY_OF} and agent_id = ${ANY_OF}`,
+        [postIds, distinct(commands.map((c) => requireActor(c.actor).agentId))],
+      ),
     };
   },
   load,
   decide(state, command, now) {
     const params = paramsOf(command);
     const voter = requireActor(command.actor);
-    const decision = decideVote({ post: state.posts.get(params.postId) ?? null, vote: state.votes.get(voteKey(params.postId, voter.agentId))?.vote ?? null }, params, voter, now);
+    const decision = decideVote(
+      { post: state.posts.get(params.postId) ?? null, vote: state.votes.get(voteKey(params.postId, voter.agentId))?.vote ?? null },
+      params,
+      voter,
+      now,
+    );
     if (decision.kind === 'refused') return decision;
     // The answer shows the vote and the tally as evolve leaves them.
     const vote = decision.kind === 'recast' ? { ...decision.vote, ...decision.changes } : decision.vote;

@@ -44,7 +44,8 @@ interface Cast {
  * A vote cast: a new record to insert, or the voter's existing record (as
  * given in the state) with the changes the caller applies to it.
  */
-export type VoteCast = Cast & ({ kind: 'created'; vote: Vote } | { kind: 'recast'; vote: Vote; changes: Pick<Vote, 'value' | 'rationale' | 'updatedAt'> });
+export type VoteCast = Cast &
+  ({ kind: 'created'; vote: Vote } | { kind: 'recast'; vote: Vote; changes: Pick<Vote, 'value' | 'rationale' | 'updatedAt'> });
 
 export type VoteDecision = { kind: 'refused'; error: ApiError } | VoteCast;
 
@@ -77,10 +78,25 @@ export function decideVote(state: VoteState, params: CastVoteParams, voter: Pick
   }
   const rationale = params.rationale ?? null;
   const voteId = existing?.id ?? newId('vot', now.getTime());
-  const event: EventDraft = { type: 'vote.cast', projectSlug: post.projectSlug, topicSlug: post.topicSlug, subjectId: post.id, data: { voteId, value: params.value, previousValue } };
+  const event: EventDraft = {
+    type: 'vote.cast',
+    projectSlug: post.projectSlug,
+    topicSlug: post.topicSlug,
+    subjectId: post.id,
+    data: { voteId, value: params.value, previousValue },
+  };
   const cast: Cast = { post, previousValue, tally, event, touched, signals };
   if (existing) return { kind: 'recast', vote: existing, changes: { value: params.value, rationale, updatedAt: now }, ...cast };
-  const vote = { id: voteId, postId: post.id, agentId: voter.agentId, agentHandle: voter.handle, value: params.value, rationale, createdAt: now, updatedAt: now } as Vote;
+  const vote = {
+    id: voteId,
+    postId: post.id,
+    agentId: voter.agentId,
+    agentHandle: voter.handle,
+    value: params.value,
+    rationale,
+    createdAt: now,
+    updatedAt: now,
+  } as Vote;
   return { kind: 'created', vote, ...cast };
 }
 

@@ -19,7 +19,8 @@ export const eventTypes: Record<string, string> = {
   'follow.removed': 'follows action=unfollow (actor null, like follow.created)',
   'flag.created': 'flags action=create (first flag of a reporter on a post)',
   'flag.updated': 'flags action=create (a reporter changes or reactivates its flag)',
-  'post.moderated': 'moderation action=set; appeals action=decide upholding an appeal of a post that is not visible (data: appealId); flags action=create reaching three distinct active reporters (automatic quarantine, data: automatic true, actor null: the service acted)',
+  'post.moderated':
+    'moderation action=set; appeals action=decide upholding an appeal of a post that is not visible (data: appealId); flags action=create reaching three distinct active reporters (automatic quarantine, data: automatic true, actor null: the service acted)',
   'appeal.created': 'appeals action=create (subject: the appeal id; data: postId, appealedState)',
   'appeal.decided': 'appeals action=decide (data: postId, status, restored)',
   'profile.published': 'profiles action=publish',
@@ -28,7 +29,8 @@ export const eventTypes: Record<string, string> = {
   'proposal.created': 'proposals action=create (data: kind and the recorded change)',
   'review.opened': 'posts action=create with review=true in a conciliar topic (subject: the review id; data: postId, proposalId)',
   'review.closed': 'reviews action=close (data: postId, proposalId, outcome, support, contest, dissentCount)',
-  'proposal.applied': 'reviews action=close adopting the linked proposal, after the change’s own events (topic.created, membership.added, ...); data: kind, reviewId',
+  'proposal.applied':
+    'reviews action=close adopting the linked proposal, after the change’s own events (topic.created, membership.added, ...); data: kind, reviewId',
   'proposal.failed': 'reviews action=close adopting a proposal whose change its rules refuse (data: kind, reviewId, reason)',
   'proposal.returned': 'reviews action=close with outcome rejected or no-consensus (data: kind, reviewId, reason)',
   'checkpoint.published': 'checkpoints action=publish (data: signerFingerprint, sequence, treeSize, rootHash)',

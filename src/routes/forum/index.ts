@@ -29,13 +29,48 @@ import { votesEndpoint } from './votes/votes.ts';
 
 /** Every declared forum endpoint; the router and openapi.json both read this list. */
 export function forumEndpoints(settings: Settings): EndpointSpec[] {
-  return [challengeEndpoint, registerEndpoint, agentsEndpoint, meEndpoint(settings), keyRotationEndpoint, tokensEndpoint, projectsEndpoint, membershipsEndpoint, topicsEndpoint, postsEndpoint, votesEndpoint, proposalsEndpoint, reviewsEndpoint, followsEndpoint, feedEndpoint, flagsEndpoint, moderationEndpoint, appealsEndpoint, profilesEndpoint, attestationsEndpoint, accountLinksEndpoint(settings), eventsEndpoint, eventStreamEndpoint, checkpointsEndpoint, inclusionProofEndpoint, consistencyProofEndpoint];
+  return [
+    challengeEndpoint,
+    registerEndpoint,
+    agentsEndpoint,
+    meEndpoint(settings),
+    keyRotationEndpoint,
+    tokensEndpoint,
+    projectsEndpoint,
+    membershipsEndpoint,
+    topicsEndpoint,
+    postsEndpoint,
+    votesEndpoint,
+    proposalsEndpoint,
+    reviewsEndpoint,
+    followsEndpoint,
+    feedEndpoint,
+    flagsEndpoint,
+    moderationEndpoint,
+    appealsEndpoint,
+    profilesEndpoint,
+    attestationsEndpoint,
+    accountLinksEndpoint(settings),
+    eventsEndpoint,
+    eventStreamEndpoint,
+    checkpointsEndpoint,
+    inclusionProofEndpoint,
+    consistencyProofEndpoint,
+  ];
 }
 
 /** The forum's openapi.json, generated from the same declarations. */
 export function forumOpenApi(settings: Settings): Record<string, unknown> {
   return buildOpenApi(forumEndpoints(settings), {
-    '/api/forum': documentPath('discovery', 'Discovery document', ['apiVersion', 'ok', 'name', 'authentication', 'capabilities', 'endpoints', 'identityFlow']),
+    '/api/forum': documentPath('discovery', 'Discovery document', [
+      'apiVersion',
+      'ok',
+      'name',
+      'authentication',
+      'capabilities',
+      'endpoints',
+      'identityFlow',
+    ]),
     '/api/forum/openapi.json': documentPath('openapi', 'This document', ['openapi', 'info', 'paths', 'components']),
   });
 }

@@ -33,7 +33,11 @@ const byReference = casePartition<{ reference: string }>((p) => p.reference);
 const ownCaseParams = Joi.object({ reference: referenceRule.required() });
 
 /** The latest `includedUpdates` visible updates of each case, oldest first, and whether older ones exist. */
-async function latestUpdates(em: EntityManager, references: string[], viewer: RelayViewer): Promise<Map<string, { items: RelayUpdate[]; more: boolean }>> {
+async function latestUpdates(
+  em: EntityManager,
+  references: string[],
+  viewer: RelayViewer,
+): Promise<Map<string, { items: RelayUpdate[]; more: boolean }>> {
   const out = new Map<string, { items: RelayUpdate[]; more: boolean }>(references.map((r) => [r, { items: [], more: false }]));
   if (references.length === 0) return out;
   const rows = await em.execute<(Record<string, unknown> & { case_reference: string; rank: string | number })[]>(
@@ -61,7 +65,8 @@ export function casesEndpoint(settings: Settings) {
     description:
       'Private aid cases. action=create opens one (status received); the requester may withdraw an active case or reopen a closed one; configured operators transition any case. A case other than your own answers 404 unless you are an operator.',
     read: defineRead<CaseQuery>({
-      summary: 'Your cases (operators: every case), newest first; reference reads one case. Compact by default; view=full and include=updates are opt-ins; page with limit and before=<nextBefore>.',
+      summary:
+        'Your cases (operators: every case), newest first; reference reads one case. Compact by default; view=full and include=updates are opt-ins; page with limit and before=<nextBefore>.',
       query: Joi.object({
         reference: referenceRule,
         status: filterParam,
@@ -74,14 +79,26 @@ export function casesEndpoint(settings: Settings) {
       auth: 'required',
       paginated: false,
       etagScopes: relayReadScopes(settings),
-      response: Joi.alternatives().try(body({ case: relayCaseRecord }), body({ cases: Joi.array().items(relayCaseRecord), nextBefore: nullableText() })),
+      response: Joi.alternatives().try(
+        body({ case: relayCaseRecord }),
+        body({ cases: Joi.array().items(relayCaseRecord), nextBefore: nullableText() }),
+      ),
       errors: ['unauthenticated', 'invalid_token', 'invalid_request', 'not_found'],
       async handler({ query, actor, view, em }) {
         const viewer = { operator: isOperator(settings, actor) };
         const agentId = actor?.agentId ?? '';
         const withUpdates = async (cases: RelayCase[]) => {
-          const updates = query.include === 'updates' ? await latestUpdates(em, cases.map((c) => c.reference), viewer) : null;
-          return cases.map((c) => presentRelayCase(c, view, updates ? { ...(updates.get(c.reference) ?? { items: [], more: false }), viewer } : undefined));
+          const updates =
+            query.include === 'updates'
+              ? await latestUpdates(
+                  em,
+                  cases.map((c) => c.reference),
+                  viewer,
+                )
+              : null;
+          return cases.map((c) =>
+            presentRelayCase(c, view, updates ? { ...(updates.get(c.reference) ?? { items: [], more: false }), viewer } : undefined),
+          );
         };
         if (query.reference) {
           const { relayCase } = await caseVisibleTo(em, query.reference, agentId, viewer.operator);
@@ -92,7 +109,12 @@ export function casesEndpoint(settings: Settings) {
         if (query.kind) where.kind = query.kind;
         if (query.urgency) where.urgency = query.urgency;
         const { items, nextBefore } = await pageBefore(query.before, query.limit, (createdAt, take) =>
-          findRows(em, RelayCase, { ...where, ...(createdAt ? { createdAt } : {}) }, { orderBy: { createdAt: 'desc', reference: 'desc' }, ...(take ? { limit: take } : {}) }),
+          findRows(
+            em,
+            RelayCase,
+            { ...where, ...(createdAt ? { createdAt } : {}) },
+            { orderBy: { createdAt: 'desc', reference: 'desc' }, ...(take ? { limit: take } : {}) },
+          ),
         );
         return { cases: await withUpdates(items), nextBefore };
       },
@@ -105,7 +127,10 @@ export function casesEndpoint(settings: Settings) {
           urgency: urgencyRule.default('standard'),
           summary: Joi.string().trim().min(1).max(relayLimits.summary).required(),
           detail: Joi.string().trim().max(relayLimits.detail).allow(''),
-          safetyAcknowledged: flagParam.valid(true).required().messages({ 'any.only': 'safetyAcknowledged must be true: acknowledge the relay’s safety notice (see GET /api/relay)' }),
+          safetyAcknowledged: flagParam
+            .valid(true)
+            .required()
+            .messages({ 'any.only': 'safetyAcknowledged must be true: acknowledge the relay’s safety notice (see GET /api/relay)' }),
           format: Joi.string().valid('json'),
         }),
         auth: 'agent',
@@ -139,8 +164,14 @@ export function casesEndpoint(settings: Settings) {
         errors: [...mutationErrors, 'forbidden', 'not_found', 'conflict'],
       }),
       transition: defineAction<TransitionCaseParams>({
-        summary: 'Operators only (anyone else: 404): set the case’s status, with an optional body visible to the requester (visibility=agent, default) or to operators only (visibility=operator).',
-        params: Joi.object({ reference: referenceRule.required(), status: statusRule.required(), body: bodyRule, visibility: visibilityRule.default('agent') }),
+        summary:
+          'Operators only (anyone else: 404): set the case’s status, with an optional body visible to the requester (visibility=agent, default) or to operators only (visibility=operator).',
+        params: Joi.object({
+          reference: referenceRule.required(),
+          status: statusRule.required(),
+          body: bodyRule,
+          visibility: visibilityRule.default('agent'),
+        }),
         auth: 'agent',
         rateClass: 'relay',
         command: transitionCase,

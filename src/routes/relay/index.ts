@@ -18,10 +18,23 @@ export function relayOpenApi(settings: Settings): Record<string, unknown> {
   return buildOpenApi(
     relayEndpoints(settings),
     {
-      [relayPaths.discovery]: documentPath('relay_discovery', 'Relay discovery document', ['apiVersion', 'ok', 'name', 'purpose', 'relay', 'identity', 'endpoints', 'vocabulary']),
+      [relayPaths.discovery]: documentPath('relay_discovery', 'Relay discovery document', [
+        'apiVersion',
+        'ok',
+        'name',
+        'purpose',
+        'relay',
+        'identity',
+        'endpoints',
+        'vocabulary',
+      ]),
       [relayPaths.openapi]: documentPath('relay_openapi', 'This document', ['openapi', 'info', 'paths', 'components']),
     },
-    { title: 'Agora relay API', version: RELAY_API_VERSION, description: 'Private aid relay for agents with a forum identity. See GET /api/relay for conventions.' },
+    {
+      title: 'Agora relay API',
+      version: RELAY_API_VERSION,
+      description: 'Private aid relay for agents with a forum identity. See GET /api/relay for conventions.',
+    },
   );
 }
 
@@ -30,6 +43,10 @@ export function registerRelay(server: Server, ctx: ApiContext): void {
   registerEndpoints(server, ctx, relayEndpoints(ctx.settings));
   // Built on first request, like the forum's.
   let openapi: Record<string, unknown> | null = null;
-  server.route({ method: 'GET', path: relayPaths.discovery, handler: (request) => envelope(request.path, true, relayDiscovery(ctx.settings)) });
+  server.route({
+    method: 'GET',
+    path: relayPaths.discovery,
+    handler: (request) => envelope(request.path, true, relayDiscovery(ctx.settings)),
+  });
   server.route({ method: 'GET', path: relayPaths.openapi, handler: () => (openapi ??= relayOpenApi(ctx.settings)) });
 }

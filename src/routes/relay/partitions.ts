@@ -13,7 +13,9 @@ export const requesterPartition = (_params: unknown, actor: Actor | null): strin
  */
 export function casePartition<P>(referenceOf: (params: P) => string) {
   return async (params: P, actor: Actor | null, db: () => EntityManager): Promise<string> => {
-    const rows = await db().execute<{ requester_handle: string }[]>('select requester_handle from relay_case where reference = ?', [referenceOf(params)]);
+    const rows = await db().execute<{ requester_handle: string }[]>('select requester_handle from relay_case where reference = ?', [
+      referenceOf(params),
+    ]);
     return relayPartition(rows[0]?.requester_handle ?? actor?.handle ?? 'anonymous');
   };
 }

@@ -22,7 +22,8 @@ export function updatesEndpoint(settings: Settings) {
   return defineEndpoint({
     key: 'updates',
     path: '/api/relay/updates',
-    description: 'Messages and status history of a case. The requester and operators read and write; operator-only notes are shown to operators only; anyone else gets 404.',
+    description:
+      'Messages and status history of a case. The requester and operators read and write; operator-only notes are shown to operators only; anyone else gets 404.',
     read: defineRead<UpdateQuery>({
       summary: 'The updates of one case visible to you, newest first; page with limit and before=<nextBefore>.',
       query: Joi.object({ case: referenceRule.required(), before: beforeRule, limit: limitParam }),
@@ -36,7 +37,11 @@ export function updatesEndpoint(settings: Settings) {
         const { relayCase } = await caseVisibleTo(em, query.case, actor?.agentId ?? '', viewer.operator);
         const where = { caseReference: relayCase.reference, ...(viewer.operator ? {} : { visibility: 'agent' as const }) };
         const { items, nextBefore } = await pageBefore(query.before, query.limit, (createdAt, take) =>
-          em.find(RelayUpdate, { ...where, ...(createdAt ? { createdAt } : {}) }, { orderBy: { createdAt: 'desc', sequence: 'desc' }, ...(take ? { limit: take } : {}) }),
+          em.find(
+            RelayUpdate,
+            { ...where, ...(createdAt ? { createdAt } : {}) },
+            { orderBy: { createdAt: 'desc', sequence: 'desc' }, ...(take ? { limit: take } : {}) },
+          ),
         );
         return { updates: items.map((u) => presentRelayUpdate(u, view, viewer)), nextBefore };
       },

@@ -12,5 +12,6 @@ export function isOperator(settings: Settings, actor: Actor | null): boolean {
 
 /** A requester's reads depend on its own cases; an operator's on all of them. */
 export function relayReadScopes(settings: Settings) {
-  return (_query: unknown, actor: Actor | null): string[] => (isOperator(settings, actor) ? [relayScopes.all] : [relayScopes.requester(actor?.agentId ?? '')]);
+  return (_query: unknown, actor: Actor | null): string[] =>
+    isOperator(settings, actor) ? [relayScopes.all] : [relayScopes.requester(actor?.agentId ?? '')];
 }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { automaticQuarantine, flagChange, isCounting, prevailingReason, QUARANTINE_REPORTERS } from '../../../src/commands/flags/flagRules.ts';
+import {
+  automaticQuarantine,
+  flagChange,
+  isCounting,
+  prevailingReason,
+  QUARANTINE_REPORTERS,
+} from '../../../src/commands/flags/flagRules.ts';
 import type { Flag, FlagReason } from '../../../src/entities/flag.ts';
 import type { ModerationState, Post } from '../../../src/entities/post.ts';
 
@@ -50,12 +56,20 @@ describe('counting flags', () => {
 
 describe('prevailing reason', () => {
   it('is the most reported reason', () => {
-    const flags = [flag({ reasonCode: 'spam', updatedAt: at(1) }), flag({ reasonCode: 'unsafe', updatedAt: at(2) }), flag({ reasonCode: 'spam', updatedAt: at(3) })];
+    const flags = [
+      flag({ reasonCode: 'spam', updatedAt: at(1) }),
+      flag({ reasonCode: 'unsafe', updatedAt: at(2) }),
+      flag({ reasonCode: 'spam', updatedAt: at(3) }),
+    ];
     expect(prevailingReason(flags)).toBe('spam');
   });
 
   it('is the most reported reason even when another was reported last', () => {
-    const flags = [flag({ reasonCode: 'unsafe', updatedAt: at(1) }), flag({ reasonCode: 'unsafe', updatedAt: at(2) }), flag({ reasonCode: 'spam', updatedAt: at(3) })];
+    const flags = [
+      flag({ reasonCode: 'unsafe', updatedAt: at(1) }),
+      flag({ reasonCode: 'unsafe', updatedAt: at(2) }),
+      flag({ reasonCode: 'spam', updatedAt: at(3) }),
+    ];
     expect(prevailingReason(flags)).toBe('unsafe');
   });
 
@@ -94,7 +108,13 @@ describe('flagging a post', () => {
       createdAt: at(1000),
       updatedAt: at(1000),
     });
-    expect(result.event).toEqual({ type: 'flag.created', projectSlug: 'garden', topicSlug: 'soil', subjectId: 'pst_1', data: { reasonCode: 'unsafe' } });
+    expect(result.event).toEqual({
+      type: 'flag.created',
+      projectSlug: 'garden',
+      topicSlug: 'soil',
+      subjectId: 'pst_1',
+      data: { reasonCode: 'unsafe' },
+    });
   });
 
   it('stamps a flag just after the last decision when this clock runs behind the moderator’s', () => {
@@ -125,7 +145,13 @@ describe('flagging a post', () => {
     if (result.kind !== 'updated') return;
     expect(result.flag).toBe(existing);
     expect(existing).toMatchObject({ reasonCode: 'unsafe', active: true, updatedAt: at(1000) });
-    expect(result.event).toEqual({ type: 'flag.updated', projectSlug: 'garden', topicSlug: 'soil', subjectId: 'pst_1', data: { reasonCode: 'unsafe' } });
+    expect(result.event).toEqual({
+      type: 'flag.updated',
+      projectSlug: 'garden',
+      topicSlug: 'soil',
+      subjectId: 'pst_1',
+      data: { reasonCode: 'unsafe' },
+    });
   });
 
   it('updates the flag when only the detail changes', () => {
@@ -191,7 +217,12 @@ describe('automatic quarantine', () => {
   });
 
   it('refreshes the post listings and the post’s moderation history', () => {
-    expect(automaticQuarantine(post(), counting(3), at(1000))?.touched).toEqual(['posts', 'posts:garden', 'moderation', 'moderation:pst_1']);
+    expect(automaticQuarantine(post(), counting(3), at(1000))?.touched).toEqual([
+      'posts',
+      'posts:garden',
+      'moderation',
+      'moderation:pst_1',
+    ]);
   });
 
   it('leaves a post that is not visible as it is', () => {

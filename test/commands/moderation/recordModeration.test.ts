@@ -19,10 +19,23 @@ function effects() {
       return data;
     },
   } as unknown as EntityManager;
-  return { ctx: { em, now, emit: (e: EventDraft) => events.push(e), touch: (...s: string[]) => touched.push(...s) }, created, events, touched };
+  return {
+    ctx: { em, now, emit: (e: EventDraft) => events.push(e), touch: (...s: string[]) => touched.push(...s) },
+    created,
+    events,
+    touched,
+  };
 }
 
-const post = (): Post => ({ id: 'pst_1', projectSlug: 'garden', topicSlug: 'soil', moderationState: 'visible', moderationReason: null, updatedAt: new Date(0) }) as Post;
+const post = (): Post =>
+  ({
+    id: 'pst_1',
+    projectSlug: 'garden',
+    topicSlug: 'soil',
+    moderationState: 'visible',
+    moderationReason: null,
+    updatedAt: new Date(0),
+  }) as Post;
 const record = (change: Partial<ModerationChange> = {}) => {
   const fx = effects();
   const target = post();

@@ -8,7 +8,13 @@ const topic = { id: 'top_soil', projectId: 'prj_garden', projectSlug: 'garden', 
 const author = { id: 'agt_author', handle: 'author', fingerprint: 'SHA256:current' };
 const root = { id: 'pst_root', topicId: topic.id, rootPostId: 'pst_root', depth: 0 };
 const state = (overrides: Partial<PostState> = {}): PostState => ({ topic, parent: null, author, latest: null, ...overrides });
-const input = (overrides: Partial<PostInput> = {}): PostInput => ({ projectSlug: 'garden', topicSlug: 'soil', body: 'compost first', review: false, ...overrides });
+const input = (overrides: Partial<PostInput> = {}): PostInput => ({
+  projectSlug: 'garden',
+  topicSlug: 'soil',
+  body: 'compost first',
+  review: false,
+  ...overrides,
+});
 
 function created(decision: PostDecision) {
   if (decision.kind !== 'created') throw new Error(`expected a created post, got ${decision.error.message}`);
@@ -21,7 +27,11 @@ function refused(decision: PostDecision) {
 
 describe('deciding a post', () => {
   it('refuses a post in a topic that does not exist, naming the topic', () => {
-    expect(refused(decidePost(state({ topic: null }), input({ topicSlug: 'roots' }), now))).toEqual({ status: 404, code: 'not_found', message: 'topic garden/roots not found' });
+    expect(refused(decidePost(state({ topic: null }), input({ topicSlug: 'roots' }), now))).toEqual({
+      status: 404,
+      code: 'not_found',
+      message: 'topic garden/roots not found',
+    });
   });
 
   it('refuses review=true in a topic that is not conciliar', () => {
@@ -59,7 +69,11 @@ describe('deciding a post', () => {
   });
 
   it('refuses a post whose author agent is unknown as an invalid token', () => {
-    expect(refused(decidePost(state({ author: null }), input(), now))).toEqual({ status: 401, code: 'invalid_token', message: 'the access token is unknown or revoked' });
+    expect(refused(decidePost(state({ author: null }), input(), now))).toEqual({
+      status: 401,
+      code: 'invalid_token',
+      message: 'the access token is unknown or revoked',
+    });
   });
 
   it('refuses a missing topic before it looks at the parent or the author', () => {

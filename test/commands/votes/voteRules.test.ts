@@ -6,9 +6,27 @@ import type { Vote } from '../../../src/entities/vote.ts';
 const earlier = new Date('2026-09-11T11:00:00.000Z');
 const now = new Date('2026-09-11T12:00:00.000Z');
 const voter = { agentId: 'agt_voter', handle: 'voter' };
-const post = (overrides: Partial<VotedPost> = {}): VotedPost => ({ id: 'pst_1', authorId: 'agt_author', projectSlug: 'garden', topicSlug: 'soil', supportCount: 2, contestCount: 1, ...overrides });
+const post = (overrides: Partial<VotedPost> = {}): VotedPost => ({
+  id: 'pst_1',
+  authorId: 'agt_author',
+  projectSlug: 'garden',
+  topicSlug: 'soil',
+  supportCount: 2,
+  contestCount: 1,
+  ...overrides,
+});
 const current = (overrides: Partial<Vote> = {}): Vote =>
-  ({ id: 'vot_1', postId: 'pst_1', agentId: 'agt_voter', agentHandle: 'voter', value: 'support', rationale: null, createdAt: earlier, updatedAt: earlier, ...overrides }) as Vote;
+  ({
+    id: 'vot_1',
+    postId: 'pst_1',
+    agentId: 'agt_voter',
+    agentHandle: 'voter',
+    value: 'support',
+    rationale: null,
+    createdAt: earlier,
+    updatedAt: earlier,
+    ...overrides,
+  }) as Vote;
 const input = (overrides: Partial<CastVoteParams> = {}): CastVoteParams => ({ postId: 'pst_1', value: 'support', ...overrides });
 
 function cast(decision: VoteDecision) {
@@ -20,13 +38,25 @@ describe('deciding a vote', () => {
   it('refuses a vote on a post that does not exist, naming the post', () => {
     const decision = decideVote({ post: null, vote: null }, input({ postId: 'pst_gone' }), voter, now);
     if (decision.kind !== 'refused') throw new Error('expected a refusal');
-    expect({ status: decision.error.status, ...decision.error.toBody() }).toEqual({ status: 404, code: 'not_found', message: 'post pst_gone not found' });
+    expect({ status: decision.error.status, ...decision.error.toBody() }).toEqual({
+      status: 404,
+      code: 'not_found',
+      message: 'post pst_gone not found',
+    });
   });
 
   it('creates the voter’s first vote on a post as a new record', () => {
     const decision = cast(decideVote({ post: post(), vote: null }, input({ rationale: 'well sourced' }), voter, now));
     expect(decision.kind).toBe('created');
-    expect(decision.vote).toMatchObject({ postId: 'pst_1', agentId: 'agt_voter', agentHandle: 'voter', value: 'support', rationale: 'well sourced', createdAt: now, updatedAt: now });
+    expect(decision.vote).toMatchObject({
+      postId: 'pst_1',
+      agentId: 'agt_voter',
+      agentHandle: 'voter',
+      value: 'support',
+      rationale: 'well sourced',
+      createdAt: now,
+      updatedAt: now,
+    });
     expect(decision.vote.id).toMatch(/^vot_/);
   });
 
@@ -37,7 +67,10 @@ describe('deciding a vote', () => {
   it('tallies a first vote and credits the voter with a vote cast and the author with support received', () => {
     const decision = cast(decideVote({ post: post(), vote: null }, input(), voter, now));
     expect(decision.tally).toEqual({ supportCount: 3, contestCount: 1, updatedAt: now });
-    expect(decision.signals).toEqual([{ agentId: 'agt_voter', votesCast: 1 }, { agentId: 'agt_author', supportReceived: 1 }]);
+    expect(decision.signals).toEqual([
+      { agentId: 'agt_voter', votesCast: 1 },
+      { agentId: 'agt_author', supportReceived: 1 },
+    ]);
   });
 
   it('tallies an author’s vote on its own post but credits it with nothing received', () => {
@@ -47,17 +80,30 @@ describe('deciding a vote', () => {
   });
 
   it('changes the vote and post scopes when the tally moves', () => {
-    expect(cast(decideVote({ post: post(), vote: null }, input(), voter, now)).touched).toEqual(['votes', 'votes:pst_1', 'posts', 'posts:garden']);
+    expect(cast(decideVote({ post: post(), vote: null }, input(), voter, now)).touched).toEqual([
+      'votes',
+      'votes:pst_1',
+      'posts',
+      'posts:garden',
+    ]);
   });
 
   it('announces a first vote with no previous value', () => {
     const decision = cast(decideVote({ post: post(), vote: null }, input(), voter, now));
-    expect(decision.event).toEqual({ type: 'vote.cast', projectSlug: 'garden', topicSlug: 'soil', subjectId: 'pst_1', data: { voteId: decision.vote.id, value: 'support', previousValue: null } });
+    expect(decision.event).toEqual({
+      type: 'vote.cast',
+      projectSlug: 'garden',
+      topicSlug: 'soil',
+      subjectId: 'pst_1',
+      data: { voteId: decision.vote.id, value: 'support', previousValue: null },
+    });
   });
 
   it('re-casts an existing vote in place: the same record with a new value, rationale and time', () => {
     const existing = current();
-    const decision = cast(decideVote({ post: post(), vote: existing }, input({ value: 'contest', rationale: 'changed my mind' }), voter, now));
+    const decision = cast(
+      decideVote({ post: post(), vote: existing }, input({ value: 'contest', rationale: 'changed my mind' }), voter, now),
+    );
     if (decision.kind !== 'recast') throw new Error('expected a re-cast');
     expect(decision.vote).toBe(existing);
     expect(decision.changes).toEqual({ value: 'contest', rationale: 'changed my mind', updatedAt: now });

@@ -74,7 +74,11 @@ describe('linking an account', () => {
 
   it('refuses an expired code with 400 challenge_expired', async () => {
     const agent = await registerAgent(t.client);
-    const reply = await t.client.post(path, { action: 'prepare', link_code: linkCode(unique('acct-'), inSeconds(-5)).code }, { token: agent.token });
+    const reply = await t.client.post(
+      path,
+      { action: 'prepare', link_code: linkCode(unique('acct-'), inSeconds(-5)).code },
+      { token: agent.token },
+    );
     expect(reply.status).toBe(400);
     expect(reply.body.error.code).toBe('challenge_expired');
   });
@@ -126,7 +130,11 @@ describe('linking an account', () => {
     const signed = sign(prepared.signing, agent.keys);
     const tampered = Buffer.from(JSON.stringify({ ...decode(signed.payload), accountId: 'someone-else' }), 'utf8').toString('base64url');
     expect((await confirm(agent, code, { ...signed, payload: tampered })).status).toBe(400);
-    const forged = await confirm(agent, code, forge(prepared.signing, agent.keys, { payload: (p) => ({ ...p, accountId: 'someone-else' }) }));
+    const forged = await confirm(
+      agent,
+      code,
+      forge(prepared.signing, agent.keys, { payload: (p) => ({ ...p, accountId: 'someone-else' }) }),
+    );
     expect(forged.status).toBe(400);
     // Nothing was consumed by the refusals: the genuine submission still works.
     expect((await confirm(agent, code, signed)).status).toBe(200);
@@ -187,7 +195,10 @@ describe('revoking a link', () => {
   });
 
   it('refuses a forged notice whose unverified account id holds a NUL character with 400, never 5xx', async () => {
-    const body = Buffer.from(JSON.stringify({ action: 'revoke', accountId: 'acct\u0000x', nonce: nonce(), exp: inSeconds(300) }), 'utf8').toString('base64url');
+    const body = Buffer.from(
+      JSON.stringify({ action: 'revoke', accountId: 'acct\u0000x', nonce: nonce(), exp: inSeconds(300) }),
+      'utf8',
+    ).toString('base64url');
     const reply = await serviceRevoke(`${body}.${'A'.repeat(43)}`);
     expect(reply.status).toBe(400);
     expect(reply.body.error.code).toBe('invalid_request');
@@ -214,7 +225,11 @@ describe('privacy and what a link grants', () => {
       expect(reply.status).toBe(200);
       expect(JSON.stringify(reply.body)).not.toContain(accountId);
     }
-    const events = await t.orm.em.fork().execute<{ n: string }[]>(`select count(*) as n from outbox_event where type like 'account%' or data::text like ?`, [`%${accountId}%`]);
+    const events = await t.orm.em
+      .fork()
+      .execute<{ n: string }[]>(`select count(*) as n from outbox_event where type like 'account%' or data::text like ?`, [
+        `%${accountId}%`,
+      ]);
     expect(Number(events[0]?.n)).toBe(0);
   });
 
@@ -226,7 +241,10 @@ describe('privacy and what a link grants', () => {
     const owner = await registerAgent(t.client);
     const agent = await registerAgent(t.client);
     const slug = await createProject(t.client, owner);
-    expect((await t.client.post('/api/forum/memberships', { action: 'add', projectSlug: slug, handle: agent.handle }, { token: owner.token })).status).toBe(200);
+    expect(
+      (await t.client.post('/api/forum/memberships', { action: 'add', projectSlug: slug, handle: agent.handle }, { token: owner.token }))
+        .status,
+    ).toBe(200);
     const roster = async () => (await t.client.get('/api/forum/memberships', { projectSlug: slug })).body.memberships;
     const attestations = async () => (await t.client.get('/api/forum/attestations', { subject: agent.handle })).body.attestations;
     const before = { me: await me(agent), roster: await roster(), attestations: await attestations() };
@@ -238,7 +256,11 @@ describe('privacy and what a link grants', () => {
     expect(await roster()).toEqual(before.roster);
     expect(await attestations()).toEqual(before.attestations);
     // Still a steward, not an owner: managing memberships stays refused.
-    const promote = await t.client.post('/api/forum/memberships', { action: 'add', projectSlug: slug, handle: agent.handle, role: 'owner' }, { token: agent.token });
+    const promote = await t.client.post(
+      '/api/forum/memberships',
+      { action: 'add', projectSlug: slug, handle: agent.handle, role: 'owner' },
+      { token: agent.token },
+    );
     expect(promote.status).toBe(403);
   });
 });

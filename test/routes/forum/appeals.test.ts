@@ -17,7 +17,8 @@ beforeAll(async () => {
   ({ topic, owner, steward, author, outsider } = await moderationCast(t.client));
 });
 
-const appeal = (agent: TestAgent, postId: string, reason = 'this was on topic') => t.client.post('/api/forum/appeals', { action: 'create', postId, reason }, { token: agent.token });
+const appeal = (agent: TestAgent, postId: string, reason = 'this was on topic') =>
+  t.client.post('/api/forum/appeals', { action: 'create', postId, reason }, { token: agent.token });
 const decide = (agent: TestAgent, appealId: string, status: string, extra: Record<string, string> = {}) =>
   t.client.post('/api/forum/appeals', { action: 'decide', appealId, status, ...extra }, { token: agent.token });
 const stored = (postId: string) => t.orm.em.fork().findOneOrFail(Post, { id: postId });
@@ -45,13 +46,24 @@ describe('creating appeals', () => {
     const post = await hiddenPost();
     const reply = await appeal(author, post.id, 'the link was the evidence asked for');
     expect(reply.status).toBe(200);
-    expect(reply.body.appeal).toMatchObject({ postId: post.id, appellant: author.handle, reason: 'the link was the evidence asked for', status: 'open', detail: null, decidedBy: null });
+    expect(reply.body.appeal).toMatchObject({
+      postId: post.id,
+      appellant: author.handle,
+      reason: 'the link was the evidence asked for',
+      status: 'open',
+      detail: null,
+      decidedBy: null,
+    });
     const row = await t.orm.em.fork().findOneOrFail(Appeal, { id: reply.body.appeal.appealId });
     const decision = await t.orm.em.fork().findOneOrFail(ModerationAction, { postId: post.id });
     expect(row).toMatchObject({ appealedState: 'hidden', moderationActionId: decision.id, projectSlug: topic.projectSlug });
     const events = await t.orm.em.fork().find(OutboxEvent, { type: 'appeal.created', subjectId: row.id });
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ actor: author.handle, projectSlug: topic.projectSlug, data: { postId: post.id, appealedState: 'hidden' } });
+    expect(events[0]).toMatchObject({
+      actor: author.handle,
+      projectSlug: topic.projectSlug,
+      data: { postId: post.id, appealedState: 'hidden' },
+    });
   });
 
   it('refuses anyone but the post’s author with 403, the project’s owner included', async () => {
@@ -70,7 +82,11 @@ describe('creating appeals', () => {
     expect(reply.status).toBe(409);
     expect(reply.body.error.code).toBe('conflict');
     expect(await t.orm.em.fork().count(Appeal, { postId: post.id })).toBe(0);
-    const events = await t.orm.em.fork().execute<{ n: number }[]>("select count(*)::int as n from outbox_event where type = 'appeal.created' and data->>'postId' = ?", [post.id]);
+    const events = await t.orm.em
+      .fork()
+      .execute<{ n: number }[]>("select count(*)::int as n from outbox_event where type = 'appeal.created' and data->>'postId' = ?", [
+        post.id,
+      ]);
     expect(events[0]?.n).toBe(0);
     expect(await stored(post.id)).toMatchObject({ moderationState: 'visible' });
   });
@@ -96,7 +112,8 @@ describe('creating appeals', () => {
   it('answers 404 for an unknown post and 400 for a missing, blank or overlong reason', async () => {
     expect((await appeal(author, UNKNOWN_POST)).status).toBe(404);
     const post = await hiddenPost();
-    for (const reason of ['', '   ', 'r'.repeat(1001)]) expect((await appeal(author, post.id, reason)).status, JSON.stringify(reason.slice(0, 5))).toBe(400);
+    for (const reason of ['', '   ', 'r'.repeat(1001)])
+      expect((await appeal(author, post.id, reason)).status, JSON.stringify(reason.slice(0, 5))).toBe(400);
     expect((await t.client.post('/api/forum/appeals', { action: 'create', postId: post.id }, { token: author.token })).status).toBe(400);
     expect((await appeal(author, post.id, 'r'.repeat(1000))).status).toBe(200);
   });
@@ -114,12 +131,22 @@ describe('deciding appeals', () => {
     expect(reply.status).toBe(200);
     expect(reply.body.appeal).toMatchObject({ appealId, status: 'upheld', detail: 'on topic after all', decidedBy: steward.handle });
     expect(reply.body.post).toMatchObject({ id: post.id, moderationState: 'visible', body: post.body });
-    expect(reply.body.moderationAction).toMatchObject({ state: 'visible', reasonCode: 'appeal-upheld', detail: 'on topic after all', actor: steward.handle });
+    expect(reply.body.moderationAction).toMatchObject({
+      state: 'visible',
+      reasonCode: 'appeal-upheld',
+      detail: 'on topic after all',
+      actor: steward.handle,
+    });
     expect(await threadOf(post.id)).toMatchObject({ moderationState: 'visible', body: post.body });
     const history = (await t.client.get('/api/forum/moderation', { postId: post.id, view: 'full' })).body.moderationActions;
     expect(history[history.length - 1]).toMatchObject({ reasonCode: 'appeal-upheld', appealId });
     const moderated = await t.orm.em.fork().find(OutboxEvent, { type: 'post.moderated', subjectId: post.id }, { orderBy: { id: 'asc' } });
-    expect(moderated[moderated.length - 1]?.data).toMatchObject({ state: 'visible', previousState: 'hidden', reasonCode: 'appeal-upheld', appealId });
+    expect(moderated[moderated.length - 1]?.data).toMatchObject({
+      state: 'visible',
+      previousState: 'hidden',
+      reasonCode: 'appeal-upheld',
+      appealId,
+    });
     const decided = await t.orm.em.fork().find(OutboxEvent, { type: 'appeal.decided', subjectId: appealId });
     expect(decided.map((e) => e.data)).toEqual([{ postId: post.id, status: 'upheld', restored: true }]);
   });
@@ -128,7 +155,11 @@ describe('deciding appeals', () => {
     const { post, appealId } = await openAppeal();
     const reply = await decide(owner, appealId, 'denied', { detail: 'still off topic' });
     expect(reply.status).toBe(200);
-    expect(reply.body).toMatchObject({ appeal: { status: 'denied', decidedBy: owner.handle }, post: { moderationState: 'hidden' }, moderationAction: null });
+    expect(reply.body).toMatchObject({
+      appeal: { status: 'denied', decidedBy: owner.handle },
+      post: { moderationState: 'hidden' },
+      moderationAction: null,
+    });
     expect((await stored(post.id)).moderationState).toBe('hidden');
     expect(await t.orm.em.fork().count(ModerationAction, { postId: post.id })).toBe(1);
   });
@@ -200,10 +231,18 @@ describe('listing appeals', () => {
     const { post, appealId } = await openAppeal();
     const pending = await t.client.get('/api/forum/appeals', { postId: post.id });
     expect(pending.status).toBe(200);
-    expect(pending.body.appeals).toEqual([{ appealId, postId: post.id, appellant: author.handle, reason: 'this was on topic', status: 'open', detail: null, decidedBy: null }]);
+    expect(pending.body.appeals).toEqual([
+      { appealId, postId: post.id, appellant: author.handle, reason: 'this was on topic', status: 'open', detail: null, decidedBy: null },
+    ]);
     await decide(steward, appealId, 'denied', { detail: 'rule 3' });
-    const denied = (await t.client.get('/api/forum/appeals', { projectSlug: topic.projectSlug, status: 'denied', view: 'full' })).body.appeals;
-    expect(denied.find((a: { appealId: string }) => a.appealId === appealId)).toMatchObject({ status: 'denied', detail: 'rule 3', decidedBy: steward.handle, appealedState: 'hidden' });
+    const denied = (await t.client.get('/api/forum/appeals', { projectSlug: topic.projectSlug, status: 'denied', view: 'full' })).body
+      .appeals;
+    expect(denied.find((a: { appealId: string }) => a.appealId === appealId)).toMatchObject({
+      status: 'denied',
+      detail: 'rule 3',
+      decidedBy: steward.handle,
+      appealedState: 'hidden',
+    });
     const open = (await t.client.get('/api/forum/appeals', { projectSlug: topic.projectSlug, status: 'open' })).body.appeals;
     expect(open.map((a: { appealId: string }) => a.appealId)).not.toContain(appealId);
   });
@@ -212,7 +251,10 @@ describe('listing appeals', () => {
     const { post, appealId } = await openAppeal();
     const queries: Record<string, string>[] = [{ postId: post.id }, { status: 'open' }];
     const etags = await Promise.all(queries.map(async (q) => (await t.client.get('/api/forum/appeals', q)).headers.get('etag') ?? ''));
-    const conditional = () => Promise.all(queries.map(async (q, i) => (await t.client.get('/api/forum/appeals', q, { headers: { 'if-none-match': etags[i] ?? '' } })).status));
+    const conditional = () =>
+      Promise.all(
+        queries.map(async (q, i) => (await t.client.get('/api/forum/appeals', q, { headers: { 'if-none-match': etags[i] ?? '' } })).status),
+      );
     expect(await conditional()).toEqual([304, 304]);
     await decide(owner, appealId, 'denied');
     expect(await conditional()).toEqual([200, 200]);

@@ -30,9 +30,21 @@ describe('attestation prepare and create', () => {
     const issuer = await registerAgent(t.client);
     const subject = await registerAgent(t.client);
     const expiresAt = new Date(Date.now() + 30 * DAY_MS).toISOString();
-    const prepared = await prepare(t.client, path, issuer, { subject: subject.handle, kind: 'affiliation', claim: 'member of the review guild', evidenceUrl: 'https://example.org/guild', expiresAt });
+    const prepared = await prepare(t.client, path, issuer, {
+      subject: subject.handle,
+      kind: 'affiliation',
+      claim: 'member of the review guild',
+      evidenceUrl: 'https://example.org/guild',
+      expiresAt,
+    });
     expect(prepared.body.nonce).toMatch(/^[A-Za-z0-9_-]+$/);
-    expect(decode(prepared.signing.payload)).toMatchObject({ issuer: issuer.handle, subject: subject.handle, kind: 'affiliation', nonce: prepared.body.nonce, expiresAt });
+    expect(decode(prepared.signing.payload)).toMatchObject({
+      issuer: issuer.handle,
+      subject: subject.handle,
+      kind: 'affiliation',
+      nonce: prepared.body.nonce,
+      expiresAt,
+    });
     expect(decode(prepared.signing.envelope)).toMatchObject({ action: 'attestation.create', nonce: prepared.body.nonce });
 
     const reply = await create(issuer, sign(prepared.signing, issuer.keys), { nonce: prepared.body.nonce, view: 'full' });
@@ -48,7 +60,9 @@ describe('attestation prepare and create', () => {
       nonce: prepared.body.nonce,
       signingKey: issuer.keys.publicKey,
     });
-    const events = await t.orm.em.fork().find(OutboxEvent, { type: 'attestation.created', subjectId: reply.body.attestation.attestationId });
+    const events = await t.orm.em
+      .fork()
+      .find(OutboxEvent, { type: 'attestation.created', subjectId: reply.body.attestation.attestationId });
     expect(events).toHaveLength(1);
   });
 
@@ -79,12 +93,19 @@ describe('attestation prepare and create', () => {
   it('refuses an expiresAt more than 366 days ahead, in the past or not RFC 3339 with 400', async () => {
     const issuer = await registerAgent(t.client);
     const subject = await registerAgent(t.client);
-    for (const expiresAt of [new Date(Date.now() + 367 * DAY_MS).toISOString(), new Date(Date.now() - DAY_MS).toISOString(), '2030-01-01', 'tomorrow']) {
+    for (const expiresAt of [
+      new Date(Date.now() + 367 * DAY_MS).toISOString(),
+      new Date(Date.now() - DAY_MS).toISOString(),
+      '2030-01-01',
+      'tomorrow',
+    ]) {
       const reply = await prepareStatus(issuer, { subject: subject.handle, expiresAt });
       expect(reply.status, expiresAt).toBe(400);
       expect(reply.body.error.code).toBe('invalid_request');
     }
-    expect((await prepareStatus(issuer, { subject: subject.handle, expiresAt: new Date(Date.now() + 365 * DAY_MS).toISOString() })).status).toBe(200);
+    expect(
+      (await prepareStatus(issuer, { subject: subject.handle, expiresAt: new Date(Date.now() + 365 * DAY_MS).toISOString() })).status,
+    ).toBe(200);
   });
 
   it('refuses an expiresAt on a day its month does not have with 400, in prepare and in a signed payload', async () => {
@@ -163,7 +184,10 @@ describe('attestation prepare and create', () => {
     const issuer = await registerAgent(t.client);
     const subject = await registerAgent(t.client);
     const prepared = await prepare(t.client, path, issuer, { subject: subject.handle, kind: 'vouch', claim: 'self-built' });
-    const http = await create(issuer, forge(prepared.signing, issuer.keys, { payload: (p) => ({ ...p, evidenceUrl: 'http://example.org' }) }));
+    const http = await create(
+      issuer,
+      forge(prepared.signing, issuer.keys, { payload: (p) => ({ ...p, evidenceUrl: 'http://example.org' }) }),
+    );
     expect(http.status).toBe(400);
     const nonce = await create(issuer, forge(prepared.signing, issuer.keys, { payload: (p) => ({ ...p, nonce: 'another-nonce-value' }) }));
     expect(nonce.status).toBe(400);
@@ -192,7 +216,11 @@ describe('attestation revocation and status', () => {
     const bySubject = await t.client.post(path, { action: 'revoke', attestationId: attestation.attestationId }, { token: subject.token });
     expect(bySubject.status).toBe(403);
     expect(bySubject.body.error.code).toBe('forbidden');
-    const unknown = await t.client.post(path, { action: 'revoke', attestationId: 'att_0000000000aaaaaaaaaaaaaaaa' }, { token: issuer.token });
+    const unknown = await t.client.post(
+      path,
+      { action: 'revoke', attestationId: 'att_0000000000aaaaaaaaaaaaaaaa' },
+      { token: issuer.token },
+    );
     expect(unknown.status).toBe(404);
     const revoked = await t.client.post(path, { action: 'revoke', attestationId: attestation.attestationId }, { token: issuer.token });
     expect(revoked.status).toBe(200);
@@ -208,7 +236,9 @@ describe('attestation revocation and status', () => {
     const issuer = await registerAgent(t.client);
     const subject = await registerAgent(t.client);
     const attestation = await attest(issuer, subject, { expiresAt: new Date(Date.now() + DAY_MS).toISOString() });
-    await t.orm.em.fork().execute(`update attestation set expires_at = now() - interval '1 second' where id = ?`, [attestation.attestationId]);
+    await t.orm.em
+      .fork()
+      .execute(`update attestation set expires_at = now() - interval '1 second' where id = ?`, [attestation.attestationId]);
     const listed = await t.client.get(path, { issuer: issuer.handle });
     expect(listed.body.attestations[0].status).toBe('expired');
   });
@@ -232,7 +262,8 @@ describe('attestation revocation and status', () => {
   it('never changes the subject’s or the issuer’s score, tier or limits', async () => {
     const issuer = await registerAgent(t.client);
     const subject = await registerAgent(t.client);
-    const standing = async (agent: TestAgent) => (await t.client.get('/api/forum/agents/me', {}, { token: agent.token })).body.agent.standing;
+    const standing = async (agent: TestAgent) =>
+      (await t.client.get('/api/forum/agents/me', {}, { token: agent.token })).body.agent.standing;
     const before = { subject: await standing(subject), issuer: await standing(issuer) };
     await attest(issuer, subject, { kind: 'vouch' });
     await attest(issuer, subject, { kind: 'capability' });

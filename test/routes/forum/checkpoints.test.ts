@@ -16,7 +16,8 @@ const PATH = '/api/forum/checkpoints';
 const hash = (text: unknown): Hash => decodeHash(String(text)) ?? Buffer.alloc(0);
 
 const prepareFor = (agent: TestAgent, projectSlug: string) => prepare(t.client, PATH, agent, { projectSlug });
-const publish = (agent: TestAgent, projectSlug: string, signed: Signed) => t.client.post(PATH, { action: 'publish', projectSlug, ...signed }, { token: agent.token });
+const publish = (agent: TestAgent, projectSlug: string, signed: Signed) =>
+  t.client.post(PATH, { action: 'publish', projectSlug, ...signed }, { token: agent.token });
 
 /** Prepare, sign with node:crypto, publish; throws unless 200. */
 async function checkpoint(agent: TestAgent, projectSlug: string): Promise<Record<string, any>> {
@@ -44,7 +45,12 @@ describe('checkpoint prepare', () => {
   it('returns the exact payload over the project’s events with a C2SP note and no predecessor', async () => {
     const { owner, projectSlug } = await ownedProject();
     const { signing } = await prepareFor(owner, projectSlug);
-    expect(signing).toEqual({ payload: expect.any(String), envelope: expect.any(String), message: expect.any(String), expiresAt: expect.any(String) });
+    expect(signing).toEqual({
+      payload: expect.any(String),
+      envelope: expect.any(String),
+      message: expect.any(String),
+      expiresAt: expect.any(String),
+    });
     const payload = decode(signing.payload);
     const { events, leaves } = await leavesOf(projectSlug);
     const root = encodeHash(rootHash(leaves));
@@ -60,7 +66,11 @@ describe('checkpoint prepare', () => {
       predecessor: null,
       note: `agora/${projectSlug}\n2\n${root}\n`,
     });
-    expect(decode(signing.envelope)).toMatchObject({ version: 'forum-signed-action/v1', action: 'checkpoint.publish', agentId: owner.agentId });
+    expect(decode(signing.envelope)).toMatchObject({
+      version: 'forum-signed-action/v1',
+      action: 'checkpoint.publish',
+      agentId: owner.agentId,
+    });
   });
 
   it('needs a token (401) and a known project (400)', async () => {
@@ -77,7 +87,13 @@ describe('checkpoint publish', () => {
   it('appends a verified checkpoint, lists it compact and full, and records checkpoint.published', async () => {
     const { owner, projectSlug } = await ownedProject();
     const record = await checkpoint(owner, projectSlug);
-    expect(record).toMatchObject({ projectSlug, sequence: 1, predecessorId: null, treeSize: 2, checkpointId: expect.stringMatching(/^ckp_/) });
+    expect(record).toMatchObject({
+      projectSlug,
+      sequence: 1,
+      predecessorId: null,
+      treeSize: 2,
+      checkpointId: expect.stringMatching(/^ckp_/),
+    });
     expect(record.signerFingerprint).toMatch(/^SHA256:/);
     expect(record.payload).toBeUndefined();
 
@@ -91,7 +107,9 @@ describe('checkpoint publish', () => {
     expect(decode(full.payload).rootHash).toBe(record.rootHash);
 
     const events = (await t.client.get('/api/forum/events', { projectSlug, type: 'checkpoint.published', view: 'full' })).body.events;
-    expect(events).toMatchObject([{ subjectId: record.checkpointId, actor: owner.handle, data: { sequence: 1, treeSize: 2, rootHash: record.rootHash } }]);
+    expect(events).toMatchObject([
+      { subjectId: record.checkpointId, actor: owner.handle, data: { sequence: 1, treeSize: 2, rootHash: record.rootHash } },
+    ]);
   });
 
   it('lets any agent witness a project and links each key’s checkpoints into its own chain', async () => {
@@ -106,8 +124,13 @@ describe('checkpoint publish', () => {
     expect(second).toMatchObject({ sequence: 2, predecessorId: first.checkpointId, signerFingerprint: first.signerFingerprint });
     expect(second.treeSize).toBeGreaterThan(first.treeSize);
     const byWitness = await t.client.get(PATH, { projectSlug, signerFingerprint: first.signerFingerprint });
-    expect(byWitness.body.checkpoints.map((c: { checkpointId: string }) => c.checkpointId)).toEqual([first.checkpointId, second.checkpointId]);
-    const payload = decode((await t.client.get(PATH, { projectSlug, signerFingerprint: second.signerFingerprint, view: 'full' })).body.checkpoints[1].payload);
+    expect(byWitness.body.checkpoints.map((c: { checkpointId: string }) => c.checkpointId)).toEqual([
+      first.checkpointId,
+      second.checkpointId,
+    ]);
+    const payload = decode(
+      (await t.client.get(PATH, { projectSlug, signerFingerprint: second.signerFingerprint, view: 'full' })).body.checkpoints[1].payload,
+    );
     expect(payload.predecessor).toEqual({ checkpointId: first.checkpointId, treeSize: first.treeSize, rootHash: first.rootHash });
   });
 
@@ -228,7 +251,11 @@ describe('checkpoint publish during a key rotation', () => {
     const rotation = t.orm.em.fork();
     await rotation.begin();
     await rotation.execute('select pg_advisory_xact_lock(hashtext(?))', [handlePartition(owner.handle)]);
-    await rotation.execute('update agent set public_key = ?, fingerprint = ? where id = ?', [next.publicKey, keyFingerprint(next.publicKey), owner.agentId]);
+    await rotation.execute('update agent set public_key = ?, fingerprint = ? where id = ?', [
+      next.publicKey,
+      keyFingerprint(next.publicKey),
+      owner.agentId,
+    ]);
     let answered = false;
     const publishing = publish(owner, projectSlug, signed).finally(() => (answered = true));
     await lockWaiter(handlePartition(owner.handle), () => answered);
@@ -248,12 +275,30 @@ describe('checkpoint proofs', () => {
     const signed = await checkpoint(owner, projectSlug);
     const { events, leaves } = await leavesOf(projectSlug);
     for (const [index, event] of events.slice(0, signed.treeSize).entries()) {
-      const reply = await t.client.get(`${PATH}/proofs/inclusion`, { projectSlug, eventId: event.eventId, treeSize: String(signed.treeSize) });
+      const reply = await t.client.get(`${PATH}/proofs/inclusion`, {
+        projectSlug,
+        eventId: event.eventId,
+        treeSize: String(signed.treeSize),
+      });
       expect(reply.status).toBe(200);
       const proof = reply.body.proof;
-      expect(proof).toMatchObject({ projectSlug, eventId: event.eventId, leafIndex: index, treeSize: signed.treeSize, rootHash: signed.rootHash });
+      expect(proof).toMatchObject({
+        projectSlug,
+        eventId: event.eventId,
+        leafIndex: index,
+        treeSize: signed.treeSize,
+        rootHash: signed.rootHash,
+      });
       expect(await verifyInclusion(leaves[index]!, index, signed.treeSize, proof.auditPath.map(hash), hash(signed.rootHash))).toBe(true);
-      expect(await verifyInclusion(leaves[(index + 1) % signed.treeSize]!, index, signed.treeSize, proof.auditPath.map(hash), hash(signed.rootHash))).toBe(false);
+      expect(
+        await verifyInclusion(
+          leaves[(index + 1) % signed.treeSize]!,
+          index,
+          signed.treeSize,
+          proof.auditPath.map(hash),
+          hash(signed.rootHash),
+        ),
+      ).toBe(false);
     }
   });
 
@@ -262,13 +307,24 @@ describe('checkpoint proofs', () => {
     const first = await checkpoint(owner, projectSlug);
     for (let i = 0; i < 3; i++) await createTopic(t.client, owner, projectSlug);
     const second = await checkpoint(owner, projectSlug);
-    const reply = await t.client.get(`${PATH}/proofs/consistency`, { projectSlug, first: String(first.treeSize), second: String(second.treeSize) });
+    const reply = await t.client.get(`${PATH}/proofs/consistency`, {
+      projectSlug,
+      first: String(first.treeSize),
+      second: String(second.treeSize),
+    });
     expect(reply.status).toBe(200);
     const proof = reply.body.proof;
-    expect(proof).toMatchObject({ first: first.treeSize, second: second.treeSize, firstRootHash: first.rootHash, secondRootHash: second.rootHash });
+    expect(proof).toMatchObject({
+      first: first.treeSize,
+      second: second.treeSize,
+      firstRootHash: first.rootHash,
+      secondRootHash: second.rootHash,
+    });
     const path = proof.consistencyPath.map(hash);
     expect(await verifyConsistency(first.treeSize, second.treeSize, hash(first.rootHash), hash(second.rootHash), path)).toBe(true);
-    expect(await verifyConsistency(first.treeSize, second.treeSize, hash(encodeHash(rootHash([]))), hash(second.rootHash), path)).toBe(false);
+    expect(await verifyConsistency(first.treeSize, second.treeSize, hash(encodeHash(rootHash([]))), hash(second.rootHash), path)).toBe(
+      false,
+    );
   });
 
   it('answers 404 for unknown projects or events and 400 for sizes beyond the ledger', async () => {

@@ -19,7 +19,8 @@ interface EventRecord {
   data?: Record<string, unknown>;
 }
 
-const events = (query: Record<string, string>, token?: string, headers: Record<string, string> = {}) => t.client.get('/api/forum/events', query, { token, headers });
+const events = (query: Record<string, string>, token?: string, headers: Record<string, string> = {}) =>
+  t.client.get('/api/forum/events', query, { token, headers });
 const head = async (): Promise<string> => ledgerHead(t.orm.em.fork());
 
 async function projectWithTopic(): Promise<TestTopic> {
@@ -58,7 +59,9 @@ describe('event ledger reads', () => {
     expect(topic.leafIndex).toBe(1);
     expect(created.leafHash).toMatch(/^[A-Za-z0-9+/]{43}=$/);
     expect(created.publishedAt).toEqual(expect.any(String));
-    expect(created.links.inclusionProof).toBe(`/api/forum/checkpoints/proofs/inclusion?projectSlug=${projectSlug}&eventId=${created.eventId}`);
+    expect(created.links.inclusionProof).toBe(
+      `/api/forum/checkpoints/proofs/inclusion?projectSlug=${projectSlug}&eventId=${created.eventId}`,
+    );
   });
 
   it('returns exactly the events with a greater id than since, ascending', async () => {
@@ -126,7 +129,8 @@ describe('followed events', () => {
     const topicHost = await projectWithTopic();
     await createTopic(t.client, topicHost.owner, topicHost.projectSlug);
     const ignored = await projectWithTopic();
-    const follow = (fields: Record<string, string>) => t.client.post('/api/forum/follows', { action: 'follow', ...fields }, { token: reader.token });
+    const follow = (fields: Record<string, string>) =>
+      t.client.post('/api/forum/follows', { action: 'follow', ...fields }, { token: reader.token });
     expect((await follow({ targetType: 'project', projectSlug: followedProject.projectSlug })).status).toBe(200);
     expect((await follow({ targetType: 'topic', projectSlug: topicHost.projectSlug, topicSlug: topicHost.topicSlug })).status).toBe(200);
 
@@ -173,10 +177,12 @@ describe('conditional event polling', () => {
     // A committed command whose events no publisher has handled yet: the read must reconcile (or wait for the publisher at work).
     // Like every outbox writer, it raises the dirty mark before its commit (src/store/ledgerMarks.ts).
     await new LedgerMarks(t.redis, redisKeys(t.settings.redisPrefix)).markDirtyNow();
-    await t.orm.em.fork().execute(
-      `insert into outbox_event (type, project_slug, actor, data, command_id, created_at) values ('project.updated', ?, 'someone', '{"n":1}', 'direct', now())`,
-      [projectSlug],
-    );
+    await t.orm.em
+      .fork()
+      .execute(
+        `insert into outbox_event (type, project_slug, actor, data, command_id, created_at) values ('project.updated', ?, 'someone', '{"n":1}', 'direct', now())`,
+        [projectSlug],
+      );
     const reply = await events({ projectSlug, view: 'full' }, undefined, { 'if-none-match': before.headers.get('etag')! });
     expect(reply.status).toBe(200);
     expect(reply.body.events).toMatchObject([{ type: 'project.updated', projectSlug, actor: 'someone', data: { n: 1 }, leafIndex: 0 }]);
@@ -201,7 +207,9 @@ describe('concurrent writers and pollers', () => {
     return seen;
   }
 
-  it('shows every event exactly once, in order and without gaps, to pollers racing 4 agents making 40 writes', { timeout: 90_000 }, async () => {
+  it('shows every event exactly once, in order and without gaps, to pollers racing 4 agents making 40 writes', {
+    timeout: 90_000,
+  }, async () => {
     const start = await head();
     const agents = await Promise.all([1, 2, 3, 4].map(() => registerAgent(t.client)));
     const slugs = agents.map((agent) => Array.from({ length: 5 }, () => ({ agent, slug: unique('c-') })));

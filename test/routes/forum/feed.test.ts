@@ -11,7 +11,8 @@ beforeAll(async () => {
 
 const feed = (reader: TestAgent, query: Record<string, string> = {}, etag?: string) =>
   t.client.get('/api/forum/feed', query, { token: reader.token, headers: etag ? { 'if-none-match': etag } : {} });
-const follow = (reader: TestAgent, fields: Record<string, string>) => t.client.post('/api/forum/follows', { action: 'follow', ...fields }, { token: reader.token });
+const follow = (reader: TestAgent, fields: Record<string, string>) =>
+  t.client.post('/api/forum/follows', { action: 'follow', ...fields }, { token: reader.token });
 const followProject = (reader: TestAgent, topic: TestTopic) => follow(reader, { targetType: 'project', projectSlug: topic.projectSlug });
 const ids = (reply: { body: { posts: { id: string }[] } }) => reply.body.posts.map((p) => p.id);
 
@@ -92,11 +93,7 @@ describe('the feed', () => {
       pages.push(ids(reply));
       cursor = reply.body.nextCursor;
     }
-    expect(pages).toEqual([
-      [burst[1], burst[0]],
-      [burst[3], burst[2]],
-      [burst[4]],
-    ]);
+    expect(pages).toEqual([[burst[1], burst[0]], [burst[3], burst[2]], [burst[4]]]);
   });
 
   it('changes when the reader’s follows change', async () => {

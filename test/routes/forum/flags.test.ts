@@ -26,7 +26,13 @@ describe('flagging posts', () => {
     const post = await createPost(t.client, author, topic);
     const reply = await flag(reporters[0] as TestAgent, post.id, 'off-topic', { detail: 'wrong topic' });
     expect(reply.status).toBe(200);
-    expect(reply.body.flag).toMatchObject({ postId: post.id, reporter: reporters[0]?.handle, reasonCode: 'off-topic', detail: 'wrong topic', active: true });
+    expect(reply.body.flag).toMatchObject({
+      postId: post.id,
+      reporter: reporters[0]?.handle,
+      reasonCode: 'off-topic',
+      detail: 'wrong topic',
+      active: true,
+    });
     expect(reply.body.post).toMatchObject({ id: post.id, moderationState: 'visible' });
     expect(await t.orm.em.fork().count(OutboxEvent, { type: 'flag.created', subjectId: post.id })).toBe(1);
   });
@@ -96,7 +102,11 @@ describe('flagging posts', () => {
   it('keeps a post an owner restored visible when one earlier reporter merely changes its reason', async () => {
     const post = await createPost(t.client, author, topic);
     for (const reporter of reporters) await flag(reporter, post.id, 'spam');
-    const restore = await t.client.post('/api/forum/moderation', { action: 'set', postId: post.id, state: 'visible', reasonCode: 'reviewed' }, { token: topic.owner.token });
+    const restore = await t.client.post(
+      '/api/forum/moderation',
+      { action: 'set', postId: post.id, state: 'visible', reasonCode: 'reviewed' },
+      { token: topic.owner.token },
+    );
     expect(restore.status).toBe(200);
     const changed = await flag(reporters[0] as TestAgent, post.id, 'harassment');
     expect(changed.body.post.moderationState).toBe('visible');
@@ -106,7 +116,11 @@ describe('flagging posts', () => {
   it('quarantines a restored post again once three reporters flag it after the restore, earlier reporters included', async () => {
     const post = await createPost(t.client, author, topic);
     for (const reporter of reporters) await flag(reporter, post.id, 'spam');
-    await t.client.post('/api/forum/moderation', { action: 'set', postId: post.id, state: 'visible', reasonCode: 'reviewed' }, { token: topic.owner.token });
+    await t.client.post(
+      '/api/forum/moderation',
+      { action: 'set', postId: post.id, state: 'visible', reasonCode: 'reviewed' },
+      { token: topic.owner.token },
+    );
     await flag(reporters[0] as TestAgent, post.id, 'spam');
     await flag(reporters[1] as TestAgent, post.id, 'unsafe');
     expect(await stateOf(post.id)).toBe('visible');

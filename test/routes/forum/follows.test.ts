@@ -13,7 +13,8 @@ beforeAll(async () => {
 
 const act = (agent: TestAgent, fields: Record<string, string>) => t.client.post('/api/forum/follows', fields, { token: agent.token });
 const followProject = (agent: TestAgent, projectSlug: string) => act(agent, { action: 'follow', targetType: 'project', projectSlug });
-const followTopic = (agent: TestAgent, target: TestTopic) => act(agent, { action: 'follow', targetType: 'topic', projectSlug: target.projectSlug, topicSlug: target.topicSlug });
+const followTopic = (agent: TestAgent, target: TestTopic) =>
+  act(agent, { action: 'follow', targetType: 'topic', projectSlug: target.projectSlug, topicSlug: target.topicSlug });
 
 describe('following', () => {
   it('follows a project and a topic and lists only the caller’s own follows', async () => {
@@ -22,7 +23,11 @@ describe('following', () => {
     const project = await followProject(agent, topic.projectSlug);
     expect(project.status).toBe(200);
     expect(project.body.follow).toMatchObject({ targetType: 'project', projectSlug: topic.projectSlug, topicSlug: null });
-    expect((await followTopic(agent, topic)).body.follow).toMatchObject({ targetType: 'topic', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug });
+    expect((await followTopic(agent, topic)).body.follow).toMatchObject({
+      targetType: 'topic',
+      projectSlug: topic.projectSlug,
+      topicSlug: topic.topicSlug,
+    });
     await followProject(other, topic.projectSlug);
     const listed = await t.client.get('/api/forum/follows', {}, { token: agent.token });
     expect(listed.status).toBe(200);
@@ -32,7 +37,9 @@ describe('following', () => {
   });
 
   it('needs a token to follow and to list follows', async () => {
-    expect((await t.client.post('/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug: topic.projectSlug })).status).toBe(401);
+    expect(
+      (await t.client.post('/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug: topic.projectSlug })).status,
+    ).toBe(401);
     expect((await t.client.get('/api/forum/follows')).status).toBe(401);
   });
 
@@ -87,13 +94,17 @@ describe('following', () => {
   it('answers 404 for an unknown project or topic', async () => {
     const agent = await registerAgent(t.client);
     expect((await followProject(agent, 'no-such-project')).status).toBe(404);
-    expect((await act(agent, { action: 'follow', targetType: 'topic', projectSlug: topic.projectSlug, topicSlug: 'no-such-topic' })).status).toBe(404);
+    expect(
+      (await act(agent, { action: 'follow', targetType: 'topic', projectSlug: topic.projectSlug, topicSlug: 'no-such-topic' })).status,
+    ).toBe(404);
   });
 
   it('refuses a topic target without topicSlug and a project target with one', async () => {
     const agent = await registerAgent(t.client);
     expect((await act(agent, { action: 'follow', targetType: 'topic', projectSlug: topic.projectSlug })).status).toBe(400);
-    expect((await act(agent, { action: 'follow', targetType: 'project', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug })).status).toBe(400);
+    expect(
+      (await act(agent, { action: 'follow', targetType: 'project', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug })).status,
+    ).toBe(400);
     expect((await act(agent, { action: 'follow', targetType: 'agent', projectSlug: topic.projectSlug })).status).toBe(400);
   });
 
@@ -105,7 +116,11 @@ describe('following', () => {
     await followTopic(agent, other);
     await followProject(agent, topic.projectSlug);
     const etag = before.headers.get('etag') ?? '';
-    const topics = await t.client.get('/api/forum/topics', { followed: 'true' }, { token: agent.token, headers: { 'if-none-match': etag } });
+    const topics = await t.client.get(
+      '/api/forum/topics',
+      { followed: 'true' },
+      { token: agent.token, headers: { 'if-none-match': etag } },
+    );
     expect(topics.status).toBe(200);
     expect(topics.body.topics.map((x: { slug: string }) => x.slug)).toEqual([other.topicSlug]);
     const projects = await t.client.get('/api/forum/projects', { followed: 'true' }, { token: agent.token });

@@ -12,7 +12,12 @@ describe('identity challenge and registration', () => {
   it('registers a new agent with a node:crypto signature and answers 201 with a bearer token', async () => {
     const keys = newKeyPair();
     const handle = unique('reg');
-    const challenge = await t.client.get('/api/forum/agents/challenge', { handle, publicKey: keys.publicKey, displayName: 'Reg', bio: 'hello' });
+    const challenge = await t.client.get('/api/forum/agents/challenge', {
+      handle,
+      publicKey: keys.publicKey,
+      displayName: 'Reg',
+      bio: 'hello',
+    });
     expect(challenge.status).toBe(201);
     expect(challenge.body).toMatchObject({ apiVersion: '2026-09-11', ok: true, challenge: { handle, publicKey: keys.publicKey } });
     const registered = await t.client.get('/api/forum/agents/register', {
@@ -44,9 +49,17 @@ describe('identity challenge and registration', () => {
 
   it('resumes an existing agent with 200 and never edits its profile', async () => {
     const agent = await registerAgent(t.client);
-    const challenge = await t.client.post('/api/forum/agents/challenge', { handle: agent.handle, publicKey: agent.keys.publicKey, displayName: 'Changed' });
+    const challenge = await t.client.post('/api/forum/agents/challenge', {
+      handle: agent.handle,
+      publicKey: agent.keys.publicKey,
+      displayName: 'Changed',
+    });
     expect(challenge.status).toBe(201);
-    const resumed = await t.client.post('/api/forum/agents/register', { challengeId: challenge.body.challenge.challengeId, signature: signMessage(agent.keys, challenge.body.challenge.message) }, { form: true });
+    const resumed = await t.client.post(
+      '/api/forum/agents/register',
+      { challengeId: challenge.body.challenge.challengeId, signature: signMessage(agent.keys, challenge.body.challenge.message) },
+      { form: true },
+    );
     expect(resumed.status).toBe(200);
     expect(resumed.body.agent.displayName).toBeNull();
     expect(resumed.body.accessToken).not.toBe(agent.token);
@@ -74,9 +87,17 @@ describe('identity challenge and registration', () => {
 
   it('refuses a small-order or mixed-order public key, for which signatures prove control of no private key, with 400', async () => {
     const order8 = '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05';
-    const smallOrder = ['01'.padEnd(64, '0'), `ec${'f'.repeat(60)}7f`, '0'.repeat(64), order8, 'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a'];
+    const smallOrder = [
+      '01'.padEnd(64, '0'),
+      `ec${'f'.repeat(60)}7f`,
+      '0'.repeat(64),
+      order8,
+      'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a',
+    ];
     // A genuine key plus an order-8 point: no private key yields it.
-    const mixed = Point.fromBytes(Buffer.from(newKeyPair().publicKey, 'base64url')).add(Point.fromBytes(Buffer.from(order8, 'hex'))).toBytes();
+    const mixed = Point.fromBytes(Buffer.from(newKeyPair().publicKey, 'base64url'))
+      .add(Point.fromBytes(Buffer.from(order8, 'hex')))
+      .toBytes();
     for (const key of [...smallOrder.map((hex) => Buffer.from(hex, 'hex')), Buffer.from(mixed)]) {
       const publicKey = key.toString('base64url');
       const reply = await t.client.get('/api/forum/agents/challenge', { handle: unique('k'), publicKey });
@@ -89,7 +110,10 @@ describe('identity challenge and registration', () => {
     const keys = newKeyPair();
     const handle = unique('bad');
     const challenge = await t.client.get('/api/forum/agents/challenge', { handle, publicKey: keys.publicKey });
-    const reply = await t.client.get('/api/forum/agents/register', { challengeId: challenge.body.challenge.challengeId, signature: signMessage(newKeyPair(), challenge.body.challenge.message) });
+    const reply = await t.client.get('/api/forum/agents/register', {
+      challengeId: challenge.body.challenge.challengeId,
+      signature: signMessage(newKeyPair(), challenge.body.challenge.message),
+    });
     expect(reply.status).toBe(401);
     expect(reply.body.error.code).toBe('signature_rejected');
     expect(await t.orm.em.fork().count(Agent, { handle })).toBe(0);
@@ -98,7 +122,10 @@ describe('identity challenge and registration', () => {
   it('answers 400 invalid_signature_format for a signature that is not 64 bytes', async () => {
     const keys = newKeyPair();
     const challenge = await t.client.get('/api/forum/agents/challenge', { handle: unique('f'), publicKey: keys.publicKey });
-    const reply = await t.client.get('/api/forum/agents/register', { challengeId: challenge.body.challenge.challengeId, signature: 'AAAA' });
+    const reply = await t.client.get('/api/forum/agents/register', {
+      challengeId: challenge.body.challenge.challengeId,
+      signature: 'AAAA',
+    });
     expect(reply.status).toBe(400);
     expect(reply.body.error.code).toBe('invalid_signature_format');
   });
@@ -116,8 +143,15 @@ describe('identity challenge and registration', () => {
   it('refuses an expired challenge with 400 challenge_expired', async () => {
     const keys = newKeyPair();
     const challenge = await t.client.get('/api/forum/agents/challenge', { handle: unique('e'), publicKey: keys.publicKey });
-    await t.orm.em.fork().execute(`update identity_challenge set expires_at = now() - interval '1 second' where id = ?`, [challenge.body.challenge.challengeId]);
-    const reply = await t.client.get('/api/forum/agents/register', { challengeId: challenge.body.challenge.challengeId, signature: signMessage(keys, challenge.body.challenge.message) });
+    await t.orm.em
+      .fork()
+      .execute(`update identity_challenge set expires_at = now() - interval '1 second' where id = ?`, [
+        challenge.body.challenge.challengeId,
+      ]);
+    const reply = await t.client.get('/api/forum/agents/register', {
+      challengeId: challenge.body.challenge.challengeId,
+      signature: signMessage(keys, challenge.body.challenge.message),
+    });
     expect(reply.status).toBe(400);
     expect(reply.body.error.code).toBe('challenge_expired');
   });
@@ -129,7 +163,10 @@ describe('agents listing', () => {
     const handle = unique('list');
     const marker = unique('Marker');
     const challenge = await t.client.get('/api/forum/agents/challenge', { handle, publicKey: keys.publicKey, displayName: marker });
-    await t.client.get('/api/forum/agents/register', { challengeId: challenge.body.challenge.challengeId, signature: signMessage(keys, challenge.body.challenge.message) });
+    await t.client.get('/api/forum/agents/register', {
+      challengeId: challenge.body.challenge.challengeId,
+      signature: signMessage(keys, challenge.body.challenge.message),
+    });
     const exact = await t.client.get('/api/forum/agents', { handle });
     expect(exact.body.agents.map((a: { handle: string }) => a.handle)).toEqual([handle]);
     expect(exact.body.agents[0].publicKey).toBeUndefined();
@@ -156,13 +193,18 @@ describe('agents listing', () => {
 
   it('answers 200, not 304, once an agent’s age crosses a whole day and moves its score and tier', async () => {
     const agent = await registerAgent(t.client);
-    const setAge = (ms: number) => t.orm.em.fork().nativeUpdate(Agent, { id: agent.agentId }, { createdAt: new Date(Date.now() - ms), postCount: 10 });
+    const setAge = (ms: number) =>
+      t.orm.em.fork().nativeUpdate(Agent, { id: agent.agentId }, { createdAt: new Date(Date.now() - ms), postCount: 10 });
     // Moving createdAt back two minutes is the same as two minutes passing: no command runs.
     await setAge(86_400_000 - 60_000);
     const before = await t.client.get('/api/forum/agents', { handle: agent.handle });
     expect(before.body.agents[0]).toMatchObject({ score: 10, tier: 'newcomer' });
     await setAge(86_400_000 + 60_000);
-    const after = await t.client.get('/api/forum/agents', { handle: agent.handle }, { headers: { 'if-none-match': before.headers.get('etag') ?? '' } });
+    const after = await t.client.get(
+      '/api/forum/agents',
+      { handle: agent.handle },
+      { headers: { 'if-none-match': before.headers.get('etag') ?? '' } },
+    );
     expect(after.status).toBe(200);
     expect(after.body.agents[0]).toMatchObject({ score: 11, tier: 'participant' });
   });

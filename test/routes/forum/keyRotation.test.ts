@@ -6,7 +6,11 @@ import { useTestApp } from '../../support/testApp.ts';
 const t = useTestApp();
 
 async function rotationChallenge(agent: TestAgent, next: KeyPair) {
-  const reply = await t.client.post('/api/forum/agents/key-rotation', { action: 'challenge', newPublicKey: next.publicKey }, { token: agent.token });
+  const reply = await t.client.post(
+    '/api/forum/agents/key-rotation',
+    { action: 'challenge', newPublicKey: next.publicKey },
+    { token: agent.token },
+  );
   expect(reply.status).toBe(200);
   return reply.body.challenge as { challengeId: string; message: string };
 }
@@ -15,7 +19,12 @@ async function rotationChallenge(agent: TestAgent, next: KeyPair) {
 const complete = (caller: TestAgent, challenge: { challengeId: string; message: string }, oldKeys: KeyPair, newKeys: KeyPair) =>
   t.client.post(
     '/api/forum/agents/key-rotation',
-    { action: 'complete', challengeId: challenge.challengeId, oldSignature: signMessage(oldKeys, challenge.message), newSignature: signMessage(newKeys, challenge.message) },
+    {
+      action: 'complete',
+      challengeId: challenge.challengeId,
+      oldSignature: signMessage(oldKeys, challenge.message),
+      newSignature: signMessage(newKeys, challenge.message),
+    },
     { token: caller.token },
   );
 
@@ -64,7 +73,11 @@ describe('dual-signed key rotation', () => {
   it('refuses a new key that another agent already uses with 409', async () => {
     const agent = await registerAgent(t.client);
     const other = await registerAgent(t.client);
-    const reply = await t.client.post('/api/forum/agents/key-rotation', { action: 'challenge', newPublicKey: other.keys.publicKey }, { token: agent.token });
+    const reply = await t.client.post(
+      '/api/forum/agents/key-rotation',
+      { action: 'challenge', newPublicKey: other.keys.publicKey },
+      { token: agent.token },
+    );
     expect(reply.status).toBe(409);
   });
 

@@ -25,15 +25,33 @@ describe('setting a post’s moderation state', () => {
     const post = await createPost(t.client, author, topic);
     const reply = await moderate(t.client, steward, post.id, 'hidden', 'spam', { detail: 'link farm' });
     expect(reply.status).toBe(200);
-    expect(reply.body.moderationAction).toMatchObject({ postId: post.id, state: 'hidden', reasonCode: 'spam', detail: 'link farm', actor: steward.handle });
+    expect(reply.body.moderationAction).toMatchObject({
+      postId: post.id,
+      state: 'hidden',
+      reasonCode: 'spam',
+      detail: 'link farm',
+      actor: steward.handle,
+    });
     expect(reply.body.post).toMatchObject({ id: post.id, moderationState: 'hidden', body: '[hidden: spam]' });
     expect(await stored(post.id)).toMatchObject({ moderationState: 'hidden', moderationReason: 'spam', body: post.body });
     const shown = await threadOf(post.id);
-    expect(shown).toMatchObject({ id: post.id, author: { handle: author.handle }, topicSlug: topic.topicSlug, moderationState: 'hidden', body: '[hidden: spam]' });
+    expect(shown).toMatchObject({
+      id: post.id,
+      author: { handle: author.handle },
+      topicSlug: topic.topicSlug,
+      moderationState: 'hidden',
+      body: '[hidden: spam]',
+    });
     const events = await t.orm.em.fork().find(OutboxEvent, { type: 'post.moderated', subjectId: post.id });
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ actor: steward.handle, projectSlug: topic.projectSlug });
-    expect(events[0]?.data).toMatchObject({ state: 'hidden', previousState: 'visible', reasonCode: 'spam', automatic: false, moderationActionId: reply.body.moderationAction.id });
+    expect(events[0]?.data).toMatchObject({
+      state: 'hidden',
+      previousState: 'visible',
+      reasonCode: 'spam',
+      automatic: false,
+      moderationActionId: reply.body.moderationAction.id,
+    });
   });
 
   it('refuses state=removed from a steward with 403 and changes nothing', async () => {
@@ -51,7 +69,14 @@ describe('setting a post’s moderation state', () => {
     expect(reply.status).toBe(200);
     expect(reply.body.moderationAction).toMatchObject({ state: 'removed', actor: owner.handle });
     const shown = (await t.client.get('/api/forum/posts', { rootPostId: post.id, view: 'full' })).body.posts[0];
-    expect(shown).toMatchObject({ id: post.id, stance: 'evidence', author: { handle: author.handle }, body: '[removed: harassment]', moderationState: 'removed', moderationReason: 'harassment' });
+    expect(shown).toMatchObject({
+      id: post.id,
+      stance: 'evidence',
+      author: { handle: author.handle },
+      body: '[removed: harassment]',
+      moderationState: 'removed',
+      moderationReason: 'harassment',
+    });
   });
 
   it('keeps a removed post removed against a steward, and lets an owner restore it', async () => {
@@ -98,19 +123,32 @@ describe('setting a post’s moderation state', () => {
       expect(reply.status, `${state} ${reasonCode}`).toBe(400);
       expect(reply.body.error.code).toBe('invalid_request');
     }
-    const missing = await t.client.post('/api/forum/moderation', { action: 'set', postId: post.id, state: 'hidden' }, { token: owner.token });
+    const missing = await t.client.post(
+      '/api/forum/moderation',
+      { action: 'set', postId: post.id, state: 'hidden' },
+      { token: owner.token },
+    );
     expect(missing.status).toBe(400);
     expect(await t.orm.em.fork().count(ModerationAction, { postId: post.id })).toBe(0);
   });
 
   it('needs an agent token', async () => {
     const post = await createPost(t.client, author, topic);
-    expect((await t.client.post('/api/forum/moderation', { action: 'set', postId: post.id, state: 'hidden', reasonCode: 'spam' })).status).toBe(401);
+    expect(
+      (await t.client.post('/api/forum/moderation', { action: 'set', postId: post.id, state: 'hidden', reasonCode: 'spam' })).status,
+    ).toBe(401);
   });
 
   it('accepts the same mutation as a GET with action=set', async () => {
     const post = await createPost(t.client, author, topic);
-    const reply = await t.client.get('/api/forum/moderation', { action: 'set', postId: post.id, state: 'quarantined', reasonCode: 'unsafe', access_token: steward.token, request_id: `r-${post.id}` });
+    const reply = await t.client.get('/api/forum/moderation', {
+      action: 'set',
+      postId: post.id,
+      state: 'quarantined',
+      reasonCode: 'unsafe',
+      access_token: steward.token,
+      request_id: `r-${post.id}`,
+    });
     expect(reply.status).toBe(200);
     expect((await stored(post.id)).moderationState).toBe('quarantined');
   });
@@ -158,7 +196,9 @@ describe('listing moderation actions', () => {
     expect(byPost.body.moderationActions[0]).toMatchObject({ projectSlug: topic.projectSlug, appealId: null });
     expect(typeof byPost.body.moderationActions[0].createdAt).toBe('string');
     const byProject = (await t.client.get('/api/forum/moderation', { projectSlug: other.projectSlug })).body.moderationActions;
-    expect(byProject).toEqual([{ id: expect.any(String), postId: foreign.id, state: 'hidden', reasonCode: 'unsafe', detail: null, actor: other.owner.handle }]);
+    expect(byProject).toEqual([
+      { id: expect.any(String), postId: foreign.id, state: 'hidden', reasonCode: 'unsafe', detail: null, actor: other.owner.handle },
+    ]);
   });
 
   it('pages with limit and cursor', async () => {
@@ -184,7 +224,10 @@ describe('listing moderation actions', () => {
   });
 
   it('lists nothing for an unknown post or project, whatever the shape of the value', async () => {
-    for (const query of [{ postId: UNKNOWN_POST }, { projectSlug: 'no-such-project-here' }, { postId: 'not-an-id' }] as Record<string, string>[]) {
+    for (const query of [{ postId: UNKNOWN_POST }, { projectSlug: 'no-such-project-here' }, { postId: 'not-an-id' }] as Record<
+      string,
+      string
+    >[]) {
       const reply = await t.client.get('/api/forum/moderation', query);
       expect({ status: reply.status, actions: reply.body.moderationActions }).toEqual({ status: 200, actions: [] });
     }

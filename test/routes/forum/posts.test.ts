@@ -22,7 +22,11 @@ const posts = (query: Record<string, string>, headers: Record<string, string> = 
 
 describe('creating posts', () => {
   it('records the authenticated agent as author, with its key fingerprint in the full view', async () => {
-    const reply = await t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'hello', stance: 'evidence', view: 'full' }, { token: alice.token });
+    const reply = await t.client.post(
+      '/api/forum/posts',
+      { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'hello', stance: 'evidence', view: 'full' },
+      { token: alice.token },
+    );
     expect(reply.status).toBe(200);
     const me = await t.client.get('/api/forum/agents/me', {}, { token: alice.token });
     expect(reply.body.post).toMatchObject({
@@ -51,19 +55,32 @@ describe('creating posts', () => {
 
   it('ignores an author parameter (a listing filter): the author is always the caller', async () => {
     const body = unique('forged ');
-    const reply = await t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body, author: topic.owner.handle }, { token: alice.token });
+    const reply = await t.client.post(
+      '/api/forum/posts',
+      { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body, author: topic.owner.handle },
+      { token: alice.token },
+    );
     expect(reply.status).toBe(200);
     expect(reply.body.post.author.handle).toBe(alice.handle);
     expect(await t.orm.em.fork().count(Post, { body, authorId: alice.agentId })).toBe(1);
   });
 
   it('needs an agent token', async () => {
-    const reply = await t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'x' });
+    const reply = await t.client.post('/api/forum/posts', {
+      action: 'create',
+      projectSlug: topic.projectSlug,
+      topicSlug: topic.topicSlug,
+      body: 'x',
+    });
     expect(reply.status).toBe(401);
   });
 
   it('answers 404 for a topic that does not exist in the project', async () => {
-    const reply = await t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: 'no-such-topic', body: 'x' }, { token: alice.token });
+    const reply = await t.client.post(
+      '/api/forum/posts',
+      { action: 'create', projectSlug: topic.projectSlug, topicSlug: 'no-such-topic', body: 'x' },
+      { token: alice.token },
+    );
     expect(reply.status).toBe(404);
     expect(reply.body.error.code).toBe('not_found');
   });
@@ -79,9 +96,17 @@ describe('creating posts', () => {
   });
 
   it('accepts a post made by GET with action=create and form-encoded POST', async () => {
-    const viaGet = await t.client.get('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'via get', request_id: unique('r') }, { token: alice.token });
+    const viaGet = await t.client.get(
+      '/api/forum/posts',
+      { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'via get', request_id: unique('r') },
+      { token: alice.token },
+    );
     expect(viaGet.status).toBe(200);
-    const viaForm = await t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'via form', review: 'false' }, { token: alice.token, form: true });
+    const viaForm = await t.client.post(
+      '/api/forum/posts',
+      { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'via form', review: 'false' },
+      { token: alice.token, form: true },
+    );
     expect(viaForm.status).toBe(200);
     expect(viaForm.body.post.body).toBe('via form');
   });
@@ -94,7 +119,11 @@ describe('creating posts', () => {
   });
 
   it('refuses an unknown stance with 400', async () => {
-    const reply = await t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'x', stance: 'opinion' }, { token: alice.token });
+    const reply = await t.client.post(
+      '/api/forum/posts',
+      { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'x', stance: 'opinion' },
+      { token: alice.token },
+    );
     expect(reply.status).toBe(400);
     expect(reply.body.error.details[0].field).toBe('stance');
   });
@@ -148,7 +177,11 @@ describe('post order', () => {
 
 describe('review requests', () => {
   it('refuses review=true in an open topic with 400', async () => {
-    const reply = await t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'x', review: true }, { token: alice.token });
+    const reply = await t.client.post(
+      '/api/forum/posts',
+      { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'x', review: true },
+      { token: alice.token },
+    );
     expect(reply.status).toBe(400);
     expect(reply.body.error.details[0].field).toBe('review');
   });
@@ -173,14 +206,28 @@ describe('threads', () => {
     const other = await createTopic(t.client, topic.owner, topic.projectSlug);
     const foreign = await createPost(t.client, alice, other);
     const body = unique('cross ');
-    const reply = await t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body, parentPostId: foreign.id }, { token: alice.token });
+    const reply = await t.client.post(
+      '/api/forum/posts',
+      { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body, parentPostId: foreign.id },
+      { token: alice.token },
+    );
     expect(reply.status).toBe(400);
     expect(reply.body.error.details[0].field).toBe('parentPostId');
     expect(await t.orm.em.fork().count(Post, { body })).toBe(0);
   });
 
   it('refuses a parent that is not a post with 400', async () => {
-    const reply = await t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'x', parentPostId: 'pst_00000000000000000000000000' }, { token: alice.token });
+    const reply = await t.client.post(
+      '/api/forum/posts',
+      {
+        action: 'create',
+        projectSlug: topic.projectSlug,
+        topicSlug: topic.topicSlug,
+        body: 'x',
+        parentPostId: 'pst_00000000000000000000000000',
+      },
+      { token: alice.token },
+    );
     expect(reply.status).toBe(400);
   });
 
@@ -228,7 +275,9 @@ describe('listing posts', () => {
     const second = await createTopic(t.client, own.owner, own.projectSlug);
     const b = await createPost(t.client, alice, second);
     expect((await posts({ projectSlug: own.projectSlug })).body.posts.map((p: { id: string }) => p.id)).toEqual([a.id, b.id]);
-    expect((await posts({ projectSlug: own.projectSlug, topicSlug: second.topicSlug })).body.posts.map((p: { id: string }) => p.id)).toEqual([b.id]);
+    expect(
+      (await posts({ projectSlug: own.projectSlug, topicSlug: second.topicSlug })).body.posts.map((p: { id: string }) => p.id),
+    ).toEqual([b.id]);
   });
 
   it('filters by author handle or display name', async () => {
@@ -238,14 +287,22 @@ describe('listing posts', () => {
     await t.orm.em.fork().nativeUpdate(Agent, { id: bob.agentId }, { displayName: name });
     const byBob = await createPost(t.client, bob, own);
     await createPost(t.client, alice, own);
-    expect((await posts({ projectSlug: own.projectSlug, author: bob.handle })).body.posts.map((p: { id: string }) => p.id)).toEqual([byBob.id]);
-    expect((await posts({ projectSlug: own.projectSlug, author: name.toLowerCase() })).body.posts.map((p: { id: string }) => p.id)).toEqual([byBob.id]);
+    expect((await posts({ projectSlug: own.projectSlug, author: bob.handle })).body.posts.map((p: { id: string }) => p.id)).toEqual([
+      byBob.id,
+    ]);
+    expect((await posts({ projectSlug: own.projectSlug, author: name.toLowerCase() })).body.posts.map((p: { id: string }) => p.id)).toEqual(
+      [byBob.id],
+    );
     expect((await posts({ projectSlug: own.projectSlug, author: 'nobody-here' })).body.posts).toEqual([]);
   });
 
   it('pages with limit and cursor and refuses limits outside 1..100', async () => {
     const own = await newTopic(t.client);
-    const created = [await createPost(t.client, alice, own), await createPost(t.client, alice, own), await createPost(t.client, alice, own)];
+    const created = [
+      await createPost(t.client, alice, own),
+      await createPost(t.client, alice, own),
+      await createPost(t.client, alice, own),
+    ];
     const first = await posts({ projectSlug: own.projectSlug, limit: '2' });
     expect(first.body.posts.map((p: { id: string }) => p.id)).toEqual([created[0].id, created[1].id]);
     const second = await posts({ projectSlug: own.projectSlug, limit: '2', cursor: first.body.nextCursor });
@@ -278,7 +335,13 @@ describe('listing posts', () => {
     await em.nativeUpdate(Post, { id: removed.id }, { moderationState: 'removed', moderationReason: 'harassment' });
     const reply = await posts({ projectSlug: own.projectSlug, view: 'full' });
     const [h, r] = reply.body.posts;
-    expect(h).toMatchObject({ id: hidden.id, body: '[hidden: spam]', moderationState: 'hidden', stance: 'concern', author: { handle: alice.handle } });
+    expect(h).toMatchObject({
+      id: hidden.id,
+      body: '[hidden: spam]',
+      moderationState: 'hidden',
+      stance: 'concern',
+      author: { handle: alice.handle },
+    });
     expect(r).toMatchObject({ id: removed.id, body: '[removed: harassment]', moderationState: 'removed' });
     expect(JSON.stringify(reply.body)).not.toContain(hidden.body);
   });
@@ -288,7 +351,11 @@ describe('reputation-scaled quotas', () => {
   it('doubles the post quota once an agent is a day old with a score of 10', async () => {
     const agent = await registerAgent(t.client);
     const own = await newTopic(t.client);
-    const before = await t.client.post('/api/forum/posts', { action: 'create', projectSlug: own.projectSlug, topicSlug: own.topicSlug, body: 'first' }, { token: agent.token });
+    const before = await t.client.post(
+      '/api/forum/posts',
+      { action: 'create', projectSlug: own.projectSlug, topicSlug: own.topicSlug, body: 'first' },
+      { token: agent.token },
+    );
     const newcomerLimit = Number(before.headers.get('ratelimit-limit'));
     expect((await t.client.get('/api/forum/agents/me', {}, { token: agent.token })).body.agent.standing.tier).toBe('newcomer');
 
@@ -299,9 +366,12 @@ describe('reputation-scaled quotas', () => {
     expect(me.body.agent.standing).toMatchObject({ tier: 'participant', score: 11, signals: { ageDays: 2, posts: 10 } });
     expect(me.body.agent.standing.limits.post.limit).toBe(2 * newcomerLimit);
 
-    const after = await t.client.post('/api/forum/posts', { action: 'create', projectSlug: own.projectSlug, topicSlug: own.topicSlug, body: 'second' }, { token: agent.token });
+    const after = await t.client.post(
+      '/api/forum/posts',
+      { action: 'create', projectSlug: own.projectSlug, topicSlug: own.topicSlug, body: 'second' },
+      { token: agent.token },
+    );
     expect(after.status).toBe(200);
     expect(Number(after.headers.get('ratelimit-limit'))).toBe(2 * newcomerLimit);
   });
-
 });

@@ -26,12 +26,30 @@ describe('profile prepare and publish', () => {
     const agent = await registerAgent(t.client);
     const prepared = await prepare(t.client, path, agent, { displayName: 'First Name', bio: 'first bio' });
     expect(prepared.signing.message).toBe(Buffer.from(prepared.signing.envelope, 'base64url').toString('utf8'));
-    expect(decode(prepared.signing.payload)).toEqual({ agentId: agent.agentId, handle: agent.handle, sequence: 1, predecessor: null, displayName: 'First Name', bio: 'first bio' });
-    expect(decode(prepared.signing.envelope)).toMatchObject({ version: 'forum-signed-action/v1', action: 'profile.publish', agentId: agent.agentId });
+    expect(decode(prepared.signing.payload)).toEqual({
+      agentId: agent.agentId,
+      handle: agent.handle,
+      sequence: 1,
+      predecessor: null,
+      displayName: 'First Name',
+      bio: 'first bio',
+    });
+    expect(decode(prepared.signing.envelope)).toMatchObject({
+      version: 'forum-signed-action/v1',
+      action: 'profile.publish',
+      agentId: agent.agentId,
+    });
 
     const reply = await publish(agent, sign(prepared.signing, agent.keys));
     expect(reply.status).toBe(200);
-    expect(reply.body.profile).toMatchObject({ agentId: agent.agentId, handle: agent.handle, sequence: 1, predecessor: null, displayName: 'First Name', bio: 'first bio' });
+    expect(reply.body.profile).toMatchObject({
+      agentId: agent.agentId,
+      handle: agent.handle,
+      sequence: 1,
+      predecessor: null,
+      displayName: 'First Name',
+      bio: 'first bio',
+    });
     const me = await t.client.get('/api/forum/agents/me', {}, { token: agent.token });
     expect(me.body.agent).toMatchObject({ displayName: 'First Name', bio: 'first bio' });
     const events = await t.orm.em.fork().find(OutboxEvent, { type: 'profile.published', subjectId: reply.body.profile.revisionId });
@@ -98,7 +116,12 @@ describe('profile prepare and publish', () => {
     expect(compact.body.profiles[0].signature).toBeUndefined();
     expect(compact.body.profiles[0].payload).toBeUndefined();
     const full = await t.client.get(path, { handle: agent.handle, view: 'full' });
-    expect(full.body.profiles[0]).toMatchObject({ signingKey: agent.keys.publicKey, signature: expect.any(String), payload: expect.any(String), envelope: expect.any(String) });
+    expect(full.body.profiles[0]).toMatchObject({
+      signingKey: agent.keys.publicKey,
+      signature: expect.any(String),
+      payload: expect.any(String),
+      envelope: expect.any(String),
+    });
   });
 
   it('answers 304 to a conditional read until a new revision is published', async () => {
@@ -129,7 +152,10 @@ describe('profile publish refusals', () => {
     const agent = await registerAgent(t.client);
     const prepared = await prepare(t.client, path, agent, { displayName: 'Honest' });
     const signed = sign(prepared.signing, agent.keys);
-    const tampered = Buffer.from(JSON.stringify({ ...decode(signed.payload), displayName: 'Tampered' }).replace(/\s/g, ''), 'utf8').toString('base64url');
+    const tampered = Buffer.from(
+      JSON.stringify({ ...decode(signed.payload), displayName: 'Tampered' }).replace(/\s/g, ''),
+      'utf8',
+    ).toString('base64url');
     const reply = await publish(agent, { ...signed, payload: tampered });
     expect(reply.status).toBe(400);
     expect(reply.body.error.code).toBe('invalid_request');
@@ -168,7 +194,10 @@ describe('profile publish refusals', () => {
     const agent = await registerAgent(t.client);
     const other = await registerAgent(t.client);
     const prepared = await prepare(t.client, path, agent, { displayName: 'Impostor' });
-    const reply = await publish(agent, forge(prepared.signing, agent.keys, { payload: (p) => ({ ...p, agentId: other.agentId, handle: other.handle }) }));
+    const reply = await publish(
+      agent,
+      forge(prepared.signing, agent.keys, { payload: (p) => ({ ...p, agentId: other.agentId, handle: other.handle }) }),
+    );
     expect(reply.status).toBe(400);
     expect(reply.body.error.code).toBe('invalid_request');
     expect((await t.orm.em.fork().findOneOrFail(Agent, { id: other.agentId })).displayName).toBeNull();
@@ -196,7 +225,10 @@ describe('profile publish refusals', () => {
   it('rejects a genuinely signed envelope past its expiry with 400 stale_envelope', async () => {
     const agent = await registerAgent(t.client);
     const prepared = await prepare(t.client, path, agent, { displayName: 'Late' });
-    const reply = await publish(agent, forge(prepared.signing, agent.keys, { envelope: (e) => ({ ...e, expiresAt: new Date(Date.now() - 1000).toISOString() }) }));
+    const reply = await publish(
+      agent,
+      forge(prepared.signing, agent.keys, { envelope: (e) => ({ ...e, expiresAt: new Date(Date.now() - 1000).toISOString() }) }),
+    );
     expect(reply.status).toBe(400);
     expect(reply.body.error.code).toBe('stale_envelope');
   });
@@ -216,7 +248,11 @@ describe('profile publish refusals', () => {
     const projectSlug = await createProject(t.client, agent);
     const signed = sign((await prepare(t.client, path, agent, { displayName: 'Elsewhere' })).signing, agent.keys);
     const asAttestation = await t.client.post('/api/forum/attestations', { action: 'create', ...signed }, { token: agent.token });
-    const asCheckpoint = await t.client.post('/api/forum/checkpoints', { action: 'publish', projectSlug, ...signed }, { token: agent.token });
+    const asCheckpoint = await t.client.post(
+      '/api/forum/checkpoints',
+      { action: 'publish', projectSlug, ...signed },
+      { token: agent.token },
+    );
     for (const reply of [asAttestation, asCheckpoint]) {
       expect(reply.status).toBe(400);
       expect(reply.body.error.code).toBe('stale_envelope');
@@ -248,7 +284,11 @@ describe('profile publish refusals', () => {
   it('refuses a signature that is not 64 bytes with 400 invalid_signature_format', async () => {
     const agent = await registerAgent(t.client);
     const prepared = await prepare(t.client, path, agent, { displayName: unique('N') });
-    const reply = await publish(agent, { payload: prepared.signing.payload, envelope: prepared.signing.envelope, signature: signMessage(agent.keys, 'x').slice(0, 20) });
+    const reply = await publish(agent, {
+      payload: prepared.signing.payload,
+      envelope: prepared.signing.envelope,
+      signature: signMessage(agent.keys, 'x').slice(0, 20),
+    });
     expect(reply.status).toBe(400);
     expect(reply.body.error.code).toBe('invalid_signature_format');
   });

@@ -15,7 +15,11 @@ beforeAll(async () => {
 describe('projects', () => {
   it('creates a project whose creator is its owner and writes project.created to the outbox', async () => {
     const slug = unique('p-');
-    const reply = await t.client.post('/api/forum/projects', { action: 'create', slug, name: 'Alpha', summary: 'first' }, { token: owner.token });
+    const reply = await t.client.post(
+      '/api/forum/projects',
+      { action: 'create', slug, name: 'Alpha', summary: 'first' },
+      { token: owner.token },
+    );
     expect(reply.status).toBe(200);
     expect(reply.body.project).toMatchObject({ slug, name: 'Alpha', role: 'owner' });
     const events = await t.orm.em.fork().find(OutboxEvent, { projectSlug: slug });
@@ -25,10 +29,20 @@ describe('projects', () => {
 
   it('creates by GET with action and access_token, and by form-encoded POST', async () => {
     const viaGet = unique('p-');
-    const get = await t.client.get('/api/forum/projects', { action: 'create', slug: viaGet, name: 'Via GET', access_token: owner.token, request_id: unique('r') });
+    const get = await t.client.get('/api/forum/projects', {
+      action: 'create',
+      slug: viaGet,
+      name: 'Via GET',
+      access_token: owner.token,
+      request_id: unique('r'),
+    });
     expect(get.status).toBe(200);
     const viaForm = unique('p-');
-    const form = await t.client.post('/api/forum/projects', { action: 'create', slug: viaForm, name: 'Via form' }, { token: owner.token, form: true });
+    const form = await t.client.post(
+      '/api/forum/projects',
+      { action: 'create', slug: viaForm, name: 'Via form' },
+      { token: owner.token, form: true },
+    );
     expect(form.status).toBe(200);
     expect(await t.orm.em.fork().count(Project, { slug: { $in: [viaGet, viaForm] } })).toBe(2);
   });
@@ -53,7 +67,11 @@ describe('projects', () => {
   });
 
   it('answers 404 when updating a project that does not exist', async () => {
-    const reply = await t.client.post('/api/forum/projects', { action: 'update', slug: unique('none-'), name: 'x' }, { token: owner.token });
+    const reply = await t.client.post(
+      '/api/forum/projects',
+      { action: 'update', slug: unique('none-'), name: 'x' },
+      { token: owner.token },
+    );
     expect(reply.status).toBe(404);
   });
 
@@ -88,7 +106,11 @@ describe('projects', () => {
   });
 
   it('refuses an over-long name with 400 and lists the field', async () => {
-    const reply = await t.client.post('/api/forum/projects', { action: 'create', slug: unique('p-'), name: 'x'.repeat(121) }, { token: owner.token });
+    const reply = await t.client.post(
+      '/api/forum/projects',
+      { action: 'create', slug: unique('p-'), name: 'x'.repeat(121) },
+      { token: owner.token },
+    );
     expect(reply.status).toBe(400);
     expect(reply.body.error.details).toEqual([expect.objectContaining({ field: 'name' })]);
   });

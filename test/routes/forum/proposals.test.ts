@@ -50,8 +50,16 @@ describe('creating proposals', () => {
     const cases: [string, Record<string, string>, Record<string, unknown>][] = [
       ['project.update', { name: 'Renamed' }, { name: 'Renamed' }],
       ['topic.create', { title: 'Budget Review' }, { title: 'Budget Review', topicSlug: 'budget-review', reviewMode: 'open' }],
-      ['topic.update', { topicId: topic.topicId, title: 'Better title' }, { topicId: topic.topicId, topicSlug: topic.topicSlug, title: 'Better title' }],
-      ['topic.review-mode', { topicId: topic.topicId, reviewMode: 'open' }, { topicId: topic.topicId, topicSlug: topic.topicSlug, reviewMode: 'open' }],
+      [
+        'topic.update',
+        { topicId: topic.topicId, title: 'Better title' },
+        { topicId: topic.topicId, topicSlug: topic.topicSlug, title: 'Better title' },
+      ],
+      [
+        'topic.review-mode',
+        { topicId: topic.topicId, reviewMode: 'open' },
+        { topicId: topic.topicId, topicSlug: topic.topicSlug, reviewMode: 'open' },
+      ],
       ['membership.add', { handle: member.handle, role: 'owner' }, { handle: member.handle, role: 'owner' }],
       ['membership.add', { handle: member.handle }, { handle: member.handle, role: 'steward' }],
       ['membership.remove', { handle: steward.handle }, { handle: steward.handle }],
@@ -59,7 +67,15 @@ describe('creating proposals', () => {
     for (const [kind, fields, change] of cases) {
       const reply = await propose(t.client, proposer, topic.projectSlug, kind, { ...fields, rationale: 'because' });
       expect(reply.status, kind).toBe(200);
-      expect(reply.body.proposal).toEqual({ proposalId: expect.stringMatching(/^prp_/), projectSlug: topic.projectSlug, kind, ...change, status: 'open', proposer: proposer.handle, reviewId: null });
+      expect(reply.body.proposal).toEqual({
+        proposalId: expect.stringMatching(/^prp_/),
+        projectSlug: topic.projectSlug,
+        kind,
+        ...change,
+        status: 'open',
+        proposer: proposer.handle,
+        reviewId: null,
+      });
       const events = await eventsOf('proposal.created', reply.body.proposal.proposalId);
       expect(events).toHaveLength(1);
       expect(events[0]).toMatchObject({ actor: proposer.handle, projectSlug: topic.projectSlug, data: { kind, ...change } });
@@ -69,10 +85,25 @@ describe('creating proposals', () => {
   it('lets any authenticated agent propose without a role, by POST or GET with action=create, but not without a token', async () => {
     const stranger = await registerAgent(t.client);
     expect((await propose(t.client, stranger, topic.projectSlug, 'topic.create', { title: 'From a stranger' })).status).toBe(200);
-    const viaGet = await t.client.get('/api/forum/proposals', { action: 'create', projectSlug: topic.projectSlug, kind: 'project.update', summary: '', access_token: stranger.token });
+    const viaGet = await t.client.get('/api/forum/proposals', {
+      action: 'create',
+      projectSlug: topic.projectSlug,
+      kind: 'project.update',
+      summary: '',
+      access_token: stranger.token,
+    });
     expect(viaGet.status).toBe(200);
     expect(viaGet.body.proposal).toMatchObject({ kind: 'project.update', summary: '', proposer: stranger.handle });
-    expect((await t.client.post('/api/forum/proposals', { action: 'create', projectSlug: topic.projectSlug, kind: 'topic.create', title: 'Anonymous' })).status).toBe(401);
+    expect(
+      (
+        await t.client.post('/api/forum/proposals', {
+          action: 'create',
+          projectSlug: topic.projectSlug,
+          kind: 'topic.create',
+          title: 'Anonymous',
+        })
+      ).status,
+    ).toBe(401);
   });
 
   it('refuses a kind without its parameters, or with another kind’s, with 400 naming the field', async () => {
@@ -93,7 +124,9 @@ describe('creating proposals', () => {
       expect(reply.body.error.details[0].field).toBe(field);
     }
     expect((await propose(t.client, proposer, topic.projectSlug, 'topic.delete', { topicId: topic.topicId })).status).toBe(400);
-    expect((await propose(t.client, proposer, topic.projectSlug, 'topic.create', { title: 'Long', rationale: 'r'.repeat(2001) })).status).toBe(400);
+    expect(
+      (await propose(t.client, proposer, topic.projectSlug, 'topic.create', { title: 'Long', rationale: 'r'.repeat(2001) })).status,
+    ).toBe(400);
   });
 
   it('refuses unknown targets with 400: project, a topic of another project, an unregistered handle, a non-member to remove', async () => {
@@ -124,7 +157,14 @@ describe('reading proposals', () => {
     expect((await t.client.get('/api/forum/proposals', { projectSlug, kind: 'topic.create' })).body.proposals).toEqual([b]);
     expect((await t.client.get('/api/forum/proposals', { projectSlug, status: 'applied' })).body.proposals).toEqual([]);
     const full = (await t.client.get('/api/forum/proposals', { proposalId: a.proposalId, view: 'full' })).body.proposals[0];
-    expect(full).toMatchObject({ ...a, rationale: 'clarity', reason: null, decidedAt: null, appliedAt: null, createdAt: expect.any(String) });
+    expect(full).toMatchObject({
+      ...a,
+      rationale: 'clarity',
+      reason: null,
+      decidedAt: null,
+      appliedAt: null,
+      createdAt: expect.any(String),
+    });
     const first = await t.client.get('/api/forum/proposals', { projectSlug, limit: '1' });
     const second = await t.client.get('/api/forum/proposals', { projectSlug, limit: '1', cursor: first.body.nextCursor });
     expect(second.body).toMatchObject({ proposals: [b], nextCursor: null });
@@ -133,7 +173,12 @@ describe('reading proposals', () => {
   it('answers 304 until a proposal is created, linked to a review, or decided', async () => {
     const queries: Record<string, string>[] = [{ projectSlug: topic.projectSlug }, {}];
     const etagsOf = () => Promise.all(queries.map(async (q) => (await t.client.get('/api/forum/proposals', q)).headers.get('etag') ?? ''));
-    const conditional = (etags: string[]) => Promise.all(queries.map(async (q, i) => (await t.client.get('/api/forum/proposals', q, { headers: { 'if-none-match': etags[i] ?? '' } })).status));
+    const conditional = (etags: string[]) =>
+      Promise.all(
+        queries.map(
+          async (q, i) => (await t.client.get('/api/forum/proposals', q, { headers: { 'if-none-match': etags[i] ?? '' } })).status,
+        ),
+      );
     let etags = await etagsOf();
     expect(await conditional(etags)).toEqual([304, 304]);
     const proposal = await openProposal(t.client, proposer, topic.projectSlug, 'topic.create', { title: 'Watched' });
@@ -152,7 +197,11 @@ describe('reading proposals', () => {
 describe('adopting proposals', () => {
   it('applies an adopted topic.create in the closing transaction: the topic, its event and proposal.applied', async () => {
     const slug = unique('adopted-');
-    const { proposalId, reviewId, reply } = await adopt('topic.create', { title: 'Adopted topic', topicSlug: slug, reviewMode: 'conciliar' });
+    const { proposalId, reviewId, reply } = await adopt('topic.create', {
+      title: 'Adopted topic',
+      topicSlug: slug,
+      reviewMode: 'conciliar',
+    });
     expect(reply.body.review).toMatchObject({ outcome: 'adopted', proposalId });
     expect(reply.body.proposal).toMatchObject({ proposalId, status: 'applied', reviewId, appliedAt: expect.any(String), reason: null });
     const created = await t.orm.em.fork().findOneOrFail(Topic, { projectSlug: topic.projectSlug, slug });
@@ -168,7 +217,10 @@ describe('adopting proposals', () => {
   it('applies each other kind through the direct rules: project update, topic title and review mode, membership add and remove', async () => {
     const em = () => t.orm.em.fork();
     await adopt('project.update', { name: 'Governed name', summary: 'Governed summary' });
-    expect(await em().findOneOrFail(Project, { slug: topic.projectSlug })).toMatchObject({ name: 'Governed name', summary: 'Governed summary' });
+    expect(await em().findOneOrFail(Project, { slug: topic.projectSlug })).toMatchObject({
+      name: 'Governed name',
+      summary: 'Governed summary',
+    });
 
     const target = await createTopic(t.client, owner, topic.projectSlug);
     await adopt('topic.update', { topicId: target.topicId, title: 'Governed title' });
@@ -197,7 +249,9 @@ describe('adopting proposals', () => {
       await adoptProposal({ em, now: new Date(), emit: () => undefined, touch: () => undefined }, proposal, reviewId);
     });
     await expect(rerun).rejects.toSatisfy((error) => error instanceof ApiError && error.code === 'already_decided');
-    await expect(t.orm.em.fork().execute(`update proposal set status = 'applying' where id = ?`, [proposalId])).rejects.toThrow(/cannot move from applied to applying/);
+    await expect(t.orm.em.fork().execute(`update proposal set status = 'applying' where id = ?`, [proposalId])).rejects.toThrow(
+      /cannot move from applied to applying/,
+    );
     expect(await t.orm.em.fork().count(Topic, { projectSlug: topic.projectSlug, title: 'Only once' })).toBe(1);
     expect(await eventsOf('proposal.applied', proposalId)).toHaveLength(1);
     expect(await stored(proposalId)).toMatchObject({ status: 'applied' });
@@ -205,29 +259,52 @@ describe('adopting proposals', () => {
 
   it('fails an adopted change its rules refuse, with the reason and no change: removing the creating owner, a taken topic slug', async () => {
     const removal = await adopt('membership.remove', { handle: owner.handle });
-    expect(removal.reply.body.proposal).toMatchObject({ status: 'failed', reason: 'the creating owner cannot be removed', appliedAt: null });
+    expect(removal.reply.body.proposal).toMatchObject({
+      status: 'failed',
+      reason: 'the creating owner cannot be removed',
+      appliedAt: null,
+    });
     const project = await t.orm.em.fork().findOneOrFail(Project, { slug: topic.projectSlug });
-    expect(await t.orm.em.fork().findOne(Membership, { projectId: project.id, agentId: owner.agentId })).toMatchObject({ role: 'owner', isCreator: true });
+    expect(await t.orm.em.fork().findOne(Membership, { projectId: project.id, agentId: owner.agentId })).toMatchObject({
+      role: 'owner',
+      isCreator: true,
+    });
     expect(await eventsOf('membership.removed', owner.agentId)).toHaveLength(0);
     const failed = await eventsOf('proposal.failed', removal.proposalId);
-    expect(failed[0]).toMatchObject({ data: { kind: 'membership.remove', reviewId: removal.reviewId, reason: 'the creating owner cannot be removed' } });
+    expect(failed[0]).toMatchObject({
+      data: { kind: 'membership.remove', reviewId: removal.reviewId, reason: 'the creating owner cannot be removed' },
+    });
 
     const taken = await adopt('topic.create', { title: 'Duplicate', topicSlug: topic.topicSlug });
-    expect(taken.reply.body.proposal).toMatchObject({ status: 'failed', reason: `topic slug ${topic.topicSlug} is taken in ${topic.projectSlug}` });
+    expect(taken.reply.body.proposal).toMatchObject({
+      status: 'failed',
+      reason: `topic slug ${topic.topicSlug} is taken in ${topic.projectSlug}`,
+    });
     expect(await t.orm.em.fork().count(Topic, { projectSlug: topic.projectSlug, slug: topic.topicSlug })).toBe(1);
   });
 
   it('returns the proposal when its review rejects it or finds no consensus, changing nothing', async () => {
-    const rejected = await openProposal(t.client, proposer, topic.projectSlug, 'topic.create', { title: 'Rejected', topicSlug: unique('rejected-') });
+    const rejected = await openProposal(t.client, proposer, topic.projectSlug, 'topic.create', {
+      title: 'Rejected',
+      topicSlug: unique('rejected-'),
+    });
     const { reviewId, reply } = await decide(rejected.proposalId, 'contest');
-    expect(reply.body.proposal).toMatchObject({ status: 'returned', reason: `review ${reviewId} closed rejected`, decidedAt: expect.any(String), appliedAt: null });
+    expect(reply.body.proposal).toMatchObject({
+      status: 'returned',
+      reason: `review ${reviewId} closed rejected`,
+      decidedAt: expect.any(String),
+      appliedAt: null,
+    });
     expect(await t.orm.em.fork().count(Topic, { title: 'Rejected' })).toBe(0);
     expect(await eventsOf('proposal.returned', rejected.proposalId)).toHaveLength(1);
 
     const unsettled = await openProposal(t.client, proposer, topic.projectSlug, 'project.update', { summary: 'Unsettled' });
     const { post, review } = await reviewPost(t.client, proposer, topic, unsettled.proposalId);
     await castVotes(t.client, post.id, [[voters[0] as TestAgent, 'support']]);
-    expect((await closeReview(t.client, steward, review.reviewId)).body.proposal).toMatchObject({ status: 'returned', reason: `review ${review.reviewId} closed no-consensus` });
+    expect((await closeReview(t.client, steward, review.reviewId)).body.proposal).toMatchObject({
+      status: 'returned',
+      reason: `review ${review.reviewId} closed no-consensus`,
+    });
   });
 
   it('lets only an owner close a review deciding a membership proposal (a steward gets 403)', async () => {

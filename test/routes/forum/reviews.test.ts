@@ -21,7 +21,8 @@ beforeAll(async () => {
 });
 
 const storedReview = (id: string) => t.orm.em.fork().findOneOrFail(ReviewCase, { id });
-const readReview = async (reviewId: string, view = 'compact') => (await t.client.get('/api/forum/reviews', { reviewId, view })).body.reviews[0];
+const readReview = async (reviewId: string, view = 'compact') =>
+  (await t.client.get('/api/forum/reviews', { reviewId, view })).body.reviews[0];
 const v = (i: number): TestAgent => voters[i] as TestAgent;
 
 /** An open review whose post got the given ballots (support or contest by voters 0..n). */
@@ -34,11 +35,26 @@ async function votedReview(ballots: Parameters<typeof castVotes>[2]) {
 describe('opening review cases', () => {
   it('opens an open review case for a post created with review=true in a conciliar topic, with an event', async () => {
     const { post, review } = await reviewPost(t.client, author, topic);
-    expect(review).toMatchObject({ postId: post.id, proposalId: null, projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, status: 'open', outcome: null, conclusion: null, dissentCount: null, tally: { support: 0, contest: 0 } });
+    expect(review).toMatchObject({
+      postId: post.id,
+      proposalId: null,
+      projectSlug: topic.projectSlug,
+      topicSlug: topic.topicSlug,
+      status: 'open',
+      outcome: null,
+      conclusion: null,
+      dissentCount: null,
+      tally: { support: 0, contest: 0 },
+    });
     expect(await storedReview(review.reviewId)).toMatchObject({ postId: post.id, openedByHandle: author.handle, status: 'open' });
     const events = await t.orm.em.fork().find(OutboxEvent, { type: 'review.opened', subjectId: review.reviewId });
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ actor: author.handle, projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, data: { postId: post.id, proposalId: null } });
+    expect(events[0]).toMatchObject({
+      actor: author.handle,
+      projectSlug: topic.projectSlug,
+      topicSlug: topic.topicSlug,
+      data: { postId: post.id, proposalId: null },
+    });
     expect(await readReview(review.reviewId)).toMatchObject({ reviewId: review.reviewId, status: 'open' });
   });
 
@@ -49,10 +65,20 @@ describe('opening review cases', () => {
 
   it('accepts proposalId only together with review=true and stance=governance (400 otherwise)', async () => {
     const proposal = await openProposal(t.client, author, topic.projectSlug, 'topic.create', { title: 'Needs stance' });
-    for (const fields of [{ review: true, proposalId: proposal.proposalId }, { stance: 'governance', proposalId: proposal.proposalId }, { review: true, stance: 'concern', proposalId: proposal.proposalId }]) {
-      const reply = await t.client.post('/api/forum/posts', { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'linking', ...fields }, { token: author.token });
+    for (const fields of [
+      { review: true, proposalId: proposal.proposalId },
+      { stance: 'governance', proposalId: proposal.proposalId },
+      { review: true, stance: 'concern', proposalId: proposal.proposalId },
+    ]) {
+      const reply = await t.client.post(
+        '/api/forum/posts',
+        { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: 'linking', ...fields },
+        { token: author.token },
+      );
       expect(reply.status, JSON.stringify(fields)).toBe(400);
-      expect(reply.body.error.details).toEqual([{ field: 'proposalId', issue: 'proposalId is accepted only with review=true and stance=governance' }]);
+      expect(reply.body.error.details).toEqual([
+        { field: 'proposalId', issue: 'proposalId is accepted only with review=true and stance=governance' },
+      ]);
     }
   });
 
@@ -67,7 +93,11 @@ describe('opening review cases', () => {
     await expect(reviewPost(t.client, author, topic, foreign.proposalId)).rejects.toThrow(/"invalid_request"/);
     await expect(reviewPost(t.client, author, topic, 'prp_00000000000000000000000000')).rejects.toThrow(/"invalid_request"/);
 
-    await castVotes(t.client, (await storedReview(review.reviewId)).postId, [[v(0), 'contest'], [v(1), 'contest'], [v(2), 'contest']]);
+    await castVotes(t.client, (await storedReview(review.reviewId)).postId, [
+      [v(0), 'contest'],
+      [v(1), 'contest'],
+      [v(2), 'contest'],
+    ]);
     expect((await closeReview(t.client, owner, review.reviewId)).status).toBe(200);
     await expect(reviewPost(t.client, author, topic, proposal.proposalId)).rejects.toThrow(/"conflict"/);
     expect(await t.orm.em.fork().count(ReviewCase, { proposalId: proposal.proposalId })).toBe(1);
@@ -76,7 +106,11 @@ describe('opening review cases', () => {
 
 describe('closing review cases', () => {
   it('refuses closure by anyone but an owner or steward of the project, the post’s author included (403)', async () => {
-    const { reviewId } = await votedReview([[v(0), 'support'], [v(1), 'support'], [v(2), 'support']]);
+    const { reviewId } = await votedReview([
+      [v(0), 'support'],
+      [v(1), 'support'],
+      [v(2), 'support'],
+    ]);
     for (const agent of [author, v(0)]) {
       const reply = await closeReview(t.client, agent, reviewId);
       expect(reply.status).toBe(403);
@@ -86,11 +120,16 @@ describe('closing review cases', () => {
   });
 
   it('requires a conclusion: missing, blank or overlong is 400 and changes nothing', async () => {
-    const { reviewId } = await votedReview([[v(0), 'support'], [v(1), 'support'], [v(2), 'support']]);
+    const { reviewId } = await votedReview([
+      [v(0), 'support'],
+      [v(1), 'support'],
+      [v(2), 'support'],
+    ]);
     const missing = await t.client.post('/api/forum/reviews', { action: 'close', reviewId }, { token: owner.token });
     expect(missing.status).toBe(400);
     expect(missing.body.error.details[0].field).toBe('conclusion');
-    for (const conclusion of ['', '   ', 'c'.repeat(2001)]) expect((await closeReview(t.client, owner, reviewId, { conclusion })).status).toBe(400);
+    for (const conclusion of ['', '   ', 'c'.repeat(2001)])
+      expect((await closeReview(t.client, owner, reviewId, { conclusion })).status).toBe(400);
     expect((await storedReview(reviewId)).status).toBe('open');
   });
 
@@ -108,10 +147,22 @@ describe('closing review cases', () => {
   });
 
   it('accepts the arrays JSON-encoded in GET with action=close, and records the closer as decision authority', async () => {
-    const { reviewId } = await votedReview([[v(0), 'support'], [v(1), 'support'], [v(2), 'support']]);
+    const { reviewId } = await votedReview([
+      [v(0), 'support'],
+      [v(1), 'support'],
+      [v(2), 'support'],
+    ]);
     const reply = await t.client.get(
       '/api/forum/reviews',
-      { action: 'close', reviewId, conclusion: 'Adopted as written.', assumptions: JSON.stringify(['the budget holds']), evidence: JSON.stringify(['https://example.org/a', 'post pst_x']), materialDisagreements: '["timing"]', view: 'full' },
+      {
+        action: 'close',
+        reviewId,
+        conclusion: 'Adopted as written.',
+        assumptions: JSON.stringify(['the budget holds']),
+        evidence: JSON.stringify(['https://example.org/a', 'post pst_x']),
+        materialDisagreements: '["timing"]',
+        view: 'full',
+      },
       { token: steward.token },
     );
     expect(reply.status).toBe(200);
@@ -132,7 +183,13 @@ describe('closing review cases', () => {
 
   it('takes a GET field repeated several times as the array', async () => {
     const { reviewId } = await votedReview([]);
-    const query = new URLSearchParams([['action', 'close'], ['reviewId', reviewId], ['conclusion', 'Repeated.'], ['evidence', 'ref-a'], ['evidence', 'ref-b']]);
+    const query = new URLSearchParams([
+      ['action', 'close'],
+      ['reviewId', reviewId],
+      ['conclusion', 'Repeated.'],
+      ['evidence', 'ref-a'],
+      ['evidence', 'ref-b'],
+    ]);
     const reply = await t.client.send('GET', `/api/forum/reviews?${query}`, undefined, { token: owner.token });
     expect(reply.status).toBe(200);
     expect(reply.body.review.evidence).toEqual(['ref-a', 'ref-b']);
@@ -143,7 +200,11 @@ describe('closing review cases', () => {
     const viaJson = await closeReview(t.client, owner, json.reviewId, { assumptions: ['one', 'two'] });
     expect(viaJson.body.review.assumptions).toEqual(['one', 'two']);
     const form = await votedReview([]);
-    const viaForm = await t.client.post('/api/forum/reviews', { action: 'close', reviewId: form.reviewId, conclusion: 'By form.', evidence: '["ref-1"]' }, { token: owner.token, form: true });
+    const viaForm = await t.client.post(
+      '/api/forum/reviews',
+      { action: 'close', reviewId: form.reviewId, conclusion: 'By form.', evidence: '["ref-1"]' },
+      { token: owner.token, form: true },
+    );
     expect(viaForm.status).toBe(200);
     expect(viaForm.body.review.evidence).toEqual(['ref-1']);
   });
@@ -159,11 +220,18 @@ describe('closing review cases', () => {
   });
 
   it('records review.closed with the outcome and tally', async () => {
-    const { post, reviewId } = await votedReview([[v(0), 'contest'], [v(1), 'contest'], [v(2), 'contest']]);
+    const { post, reviewId } = await votedReview([
+      [v(0), 'contest'],
+      [v(1), 'contest'],
+      [v(2), 'contest'],
+    ]);
     await closeReview(t.client, owner, reviewId);
     const events = await t.orm.em.fork().find(OutboxEvent, { type: 'review.closed', subjectId: reviewId });
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ actor: owner.handle, data: { postId: post.id, proposalId: null, outcome: 'rejected', support: 0, contest: 3, dissentCount: 0 } });
+    expect(events[0]).toMatchObject({
+      actor: owner.handle,
+      data: { postId: post.id, proposalId: null, outcome: 'rejected', support: 0, contest: 3, dissentCount: 0 },
+    });
   });
 });
 
@@ -174,24 +242,70 @@ describe('threshold outcomes', () => {
   };
 
   it('adopts with three support votes, and with support at exactly two thirds', async () => {
-    expect(await outcomeOf([[v(0), 'support'], [v(1), 'support'], [v(2), 'support']])).toMatchObject({ outcome: 'adopted', dissentCount: 0 });
-    expect(await outcomeOf([[v(0), 'support'], [v(1), 'support'], [v(2), 'contest']])).toMatchObject({ outcome: 'adopted', dissentCount: 1 });
+    expect(
+      await outcomeOf([
+        [v(0), 'support'],
+        [v(1), 'support'],
+        [v(2), 'support'],
+      ]),
+    ).toMatchObject({ outcome: 'adopted', dissentCount: 0 });
+    expect(
+      await outcomeOf([
+        [v(0), 'support'],
+        [v(1), 'support'],
+        [v(2), 'contest'],
+      ]),
+    ).toMatchObject({ outcome: 'adopted', dissentCount: 1 });
   });
 
   it('rejects when contest reaches two thirds, counting the support votes as dissent', async () => {
-    expect(await outcomeOf([[v(0), 'contest'], [v(1), 'contest'], [v(2), 'contest'], [v(3), 'support']])).toMatchObject({ outcome: 'rejected', dissentCount: 1, tally: { support: 1, contest: 3 } });
+    expect(
+      await outcomeOf([
+        [v(0), 'contest'],
+        [v(1), 'contest'],
+        [v(2), 'contest'],
+        [v(3), 'support'],
+      ]),
+    ).toMatchObject({ outcome: 'rejected', dissentCount: 1, tally: { support: 1, contest: 3 } });
   });
 
   it('finds no consensus below the quorum of three votes or short of two thirds, the minority being the dissent', async () => {
-    expect(await outcomeOf([[v(0), 'support'], [v(1), 'support']])).toMatchObject({ outcome: 'no-consensus', dissentCount: 0 });
-    expect(await outcomeOf([[v(0), 'support'], [v(1), 'support'], [v(2), 'support'], [v(3), 'contest'], [v(4), 'contest']])).toMatchObject({ outcome: 'no-consensus', dissentCount: 2 });
-    expect(await outcomeOf([[v(0), 'support'], [v(1), 'support'], [v(2), 'contest'], [v(3), 'contest']])).toMatchObject({ outcome: 'no-consensus', dissentCount: 2 });
+    expect(
+      await outcomeOf([
+        [v(0), 'support'],
+        [v(1), 'support'],
+      ]),
+    ).toMatchObject({ outcome: 'no-consensus', dissentCount: 0 });
+    expect(
+      await outcomeOf([
+        [v(0), 'support'],
+        [v(1), 'support'],
+        [v(2), 'support'],
+        [v(3), 'contest'],
+        [v(4), 'contest'],
+      ]),
+    ).toMatchObject({ outcome: 'no-consensus', dissentCount: 2 });
+    expect(
+      await outcomeOf([
+        [v(0), 'support'],
+        [v(1), 'support'],
+        [v(2), 'contest'],
+        [v(3), 'contest'],
+      ]),
+    ).toMatchObject({ outcome: 'no-consensus', dissentCount: 2 });
   });
 });
 
 describe('dissent snapshots', () => {
   it('snapshots every vote with its side, keeping losing votes with empty or no rationale', async () => {
-    const { reviewId } = await votedReview([[v(0), 'support', 'clear gain'], [v(1), 'support'], [v(2), 'support'], [v(3), 'support'], [v(4), 'contest', ''], [v(5), 'contest']]);
+    const { reviewId } = await votedReview([
+      [v(0), 'support', 'clear gain'],
+      [v(1), 'support'],
+      [v(2), 'support'],
+      [v(3), 'support'],
+      [v(4), 'contest', ''],
+      [v(5), 'contest'],
+    ]);
     const review = (await closeReview(t.client, owner, reviewId)).body.review;
     expect(review).toMatchObject({ outcome: 'adopted', dissentCount: 2 });
     expect(review.voteSnapshot).toHaveLength(6);
@@ -203,14 +317,25 @@ describe('dissent snapshots', () => {
   });
 
   it('keeps the snapshot unchanged after later votes, and the database refuses to change a closed review', async () => {
-    const { post, reviewId } = await votedReview([[v(0), 'support'], [v(1), 'support'], [v(2), 'support'], [v(3), 'contest', '']]);
+    const { post, reviewId } = await votedReview([
+      [v(0), 'support'],
+      [v(1), 'support'],
+      [v(2), 'support'],
+      [v(3), 'contest', ''],
+    ]);
     const closed = (await closeReview(t.client, owner, reviewId)).body.review;
-    await castVotes(t.client, post.id, [[v(3), 'support', 'changed my mind'], [v(0), 'contest'], [v(4), 'contest']]);
+    await castVotes(t.client, post.id, [
+      [v(3), 'support', 'changed my mind'],
+      [v(0), 'contest'],
+      [v(4), 'contest'],
+    ]);
     const later = await readReview(reviewId, 'full');
     expect(later.voteSnapshot).toEqual(closed.voteSnapshot);
     expect(later).toMatchObject({ dissentCount: 1, tally: { support: 3, contest: 1 }, outcome: 'adopted' });
     const em = t.orm.em.fork();
-    await expect(em.execute(`update review_case set dissent_count = 0 where id = ?`, [reviewId])).rejects.toThrow(/closed and cannot change/);
+    await expect(em.execute(`update review_case set dissent_count = 0 where id = ?`, [reviewId])).rejects.toThrow(
+      /closed and cannot change/,
+    );
     await expect(em.execute(`delete from review_case where id = ?`, [reviewId])).rejects.toThrow(/closed and cannot change/);
   });
 });
@@ -219,14 +344,23 @@ describe('reading review cases', () => {
   it('filters by project, topic, status and post, with a live tally while open and the full view on request', async () => {
     const second = await createTopic(t.client, owner, topic.projectSlug, { reviewMode: 'conciliar' });
     const { post, review } = await reviewPost(t.client, author, second);
-    await castVotes(t.client, post.id, [[v(0), 'support'], [v(1), 'contest']]);
+    await castVotes(t.client, post.id, [
+      [v(0), 'support'],
+      [v(1), 'contest'],
+    ]);
     const byTopic = await t.client.get('/api/forum/reviews', { projectSlug: topic.projectSlug, topicSlug: second.topicSlug });
     expect(byTopic.body.reviews).toHaveLength(1);
     expect(byTopic.body.reviews[0]).toMatchObject({ reviewId: review.reviewId, tally: { support: 1, contest: 1 } });
     expect(byTopic.body.reviews[0].voteSnapshot).toBeUndefined();
     expect((await t.client.get('/api/forum/reviews', { postId: post.id, status: 'closed' })).body.reviews).toEqual([]);
     const full = (await t.client.get('/api/forum/reviews', { postId: post.id, view: 'full' })).body.reviews[0];
-    expect(full).toMatchObject({ openedBy: author.handle, decisionAuthority: null, voteSnapshot: null, materialDisagreements: [], closedAt: null });
+    expect(full).toMatchObject({
+      openedBy: author.handle,
+      decisionAuthority: null,
+      voteSnapshot: null,
+      materialDisagreements: [],
+      closedAt: null,
+    });
     const paged = await t.client.get('/api/forum/reviews', { projectSlug: topic.projectSlug, limit: '1' });
     expect(paged.body.reviews).toHaveLength(1);
     const next = await t.client.get('/api/forum/reviews', { projectSlug: topic.projectSlug, limit: '1', cursor: paged.body.nextCursor });
@@ -237,7 +371,10 @@ describe('reading review cases', () => {
     const { post, review } = await reviewPost(t.client, author, topic);
     const queries: Record<string, string>[] = [{ projectSlug: topic.projectSlug }, { reviewId: review.reviewId }];
     const etagsOf = () => Promise.all(queries.map(async (q) => (await t.client.get('/api/forum/reviews', q)).headers.get('etag') ?? ''));
-    const conditional = (etags: string[]) => Promise.all(queries.map(async (q, i) => (await t.client.get('/api/forum/reviews', q, { headers: { 'if-none-match': etags[i] ?? '' } })).status));
+    const conditional = (etags: string[]) =>
+      Promise.all(
+        queries.map(async (q, i) => (await t.client.get('/api/forum/reviews', q, { headers: { 'if-none-match': etags[i] ?? '' } })).status),
+      );
     let etags = await etagsOf();
     expect(await conditional(etags)).toEqual([304, 304]);
     await castVotes(t.client, post.id, [[v(0), 'support']]);

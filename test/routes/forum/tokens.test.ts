@@ -9,7 +9,10 @@ const t = useTestApp();
 /** A second session for the same agent: a new challenge signed with its key resumes it. */
 async function secondToken(agent: TestAgent): Promise<{ token: string; tokenId: string }> {
   const challenge = await t.client.get('/api/forum/agents/challenge', { handle: agent.handle, publicKey: agent.keys.publicKey });
-  const resumed = await t.client.get('/api/forum/agents/register', { challengeId: challenge.body.challenge.challengeId, signature: signMessage(agent.keys, challenge.body.challenge.message) });
+  const resumed = await t.client.get('/api/forum/agents/register', {
+    challengeId: challenge.body.challenge.challengeId,
+    signature: signMessage(agent.keys, challenge.body.challenge.message),
+  });
   return { token: resumed.body.accessToken, tokenId: resumed.body.tokenId };
 }
 
@@ -32,7 +35,11 @@ describe('token inventory', () => {
     expect(first.body.tokens.find((x: { current: boolean }) => x.current).tokenId).toBe(agent.tokenId);
     expect(other.body.tokens.find((x: { current: boolean }) => x.current).tokenId).toBe(second.tokenId);
     expect(other.headers.get('etag')).not.toBe(first.headers.get('etag'));
-    const conditional = await t.client.get('/api/forum/tokens', {}, { token: second.token, headers: { 'if-none-match': first.headers.get('etag') as string } });
+    const conditional = await t.client.get(
+      '/api/forum/tokens',
+      {},
+      { token: second.token, headers: { 'if-none-match': first.headers.get('etag') as string } },
+    );
     expect(conditional.status).toBe(200);
     expect(conditional.body.tokens.find((x: { current: boolean }) => x.current).tokenId).toBe(second.tokenId);
   });
@@ -43,7 +50,11 @@ describe('token inventory', () => {
     // As if the token had last been used two minutes ago and its cached lookup had expired.
     await t.orm.em.fork().execute(`update access_token set last_used_at = now() - interval '2 minutes' where id = ?`, [agent.tokenId]);
     await t.redis.del(`${t.settings.redisPrefix}:credential:${createHash('sha256').update(agent.token).digest('hex')}`);
-    const after = await t.client.get('/api/forum/tokens', {}, { token: agent.token, headers: { 'if-none-match': before.headers.get('etag') as string } });
+    const after = await t.client.get(
+      '/api/forum/tokens',
+      {},
+      { token: agent.token, headers: { 'if-none-match': before.headers.get('etag') as string } },
+    );
     expect(after.status).toBe(200);
     expect(after.body.tokens[0].lastUsedAt).not.toBe(before.body.tokens[0].lastUsedAt);
   });

@@ -13,7 +13,8 @@ beforeAll(async () => {
   slug = await createProject(t.client, owner);
 });
 
-const createTopic = (token: string, fields: Record<string, string>) => t.client.post('/api/forum/topics', { action: 'create', projectSlug: slug, ...fields }, { token });
+const createTopic = (token: string, fields: Record<string, string>) =>
+  t.client.post('/api/forum/topics', { action: 'create', projectSlug: slug, ...fields }, { token });
 
 describe('topics', () => {
   it('creates a topic with a slug derived from its title and open review by default', async () => {
@@ -37,9 +38,17 @@ describe('topics', () => {
   it('updates the title and sets the review mode, filtering by reviewMode afterwards', async () => {
     const created = await createTopic(owner.token, { title: 'Governance' });
     const topicId = created.body.topic.id as string;
-    const updated = await t.client.post('/api/forum/topics', { action: 'update', topicId, title: 'Governance (renamed)' }, { token: owner.token });
+    const updated = await t.client.post(
+      '/api/forum/topics',
+      { action: 'update', topicId, title: 'Governance (renamed)' },
+      { token: owner.token },
+    );
     expect(updated.body.topic.title).toBe('Governance (renamed)');
-    const review = await t.client.post('/api/forum/topics', { action: 'set-review', topicId, reviewMode: 'conciliar' }, { token: owner.token });
+    const review = await t.client.post(
+      '/api/forum/topics',
+      { action: 'set-review', topicId, reviewMode: 'conciliar' },
+      { token: owner.token },
+    );
     expect(review.status).toBe(200);
     const listed = await t.client.get('/api/forum/topics', { projectSlug: slug, reviewMode: 'conciliar' });
     expect(listed.body.topics.map((x: { id: string }) => x.id)).toEqual([topicId]);
@@ -47,9 +56,17 @@ describe('topics', () => {
 
   it('answers 403 to set-review by an outsider and 404 for an unknown topic', async () => {
     const created = await createTopic(owner.token, { title: 'Locked' });
-    const denied = await t.client.post('/api/forum/topics', { action: 'set-review', topicId: created.body.topic.id, reviewMode: 'conciliar' }, { token: outsider.token });
+    const denied = await t.client.post(
+      '/api/forum/topics',
+      { action: 'set-review', topicId: created.body.topic.id, reviewMode: 'conciliar' },
+      { token: outsider.token },
+    );
     expect(denied.status).toBe(403);
-    const missing = await t.client.post('/api/forum/topics', { action: 'set-review', topicId: 'tpc_00000000000000000000000000', reviewMode: 'open' }, { token: owner.token });
+    const missing = await t.client.post(
+      '/api/forum/topics',
+      { action: 'set-review', topicId: 'tpc_00000000000000000000000000', reviewMode: 'open' },
+      { token: owner.token },
+    );
     expect(missing.status).toBe(404);
   });
 
@@ -59,7 +76,11 @@ describe('topics', () => {
   });
 
   it('answers 404 for a topic in a project that does not exist', async () => {
-    const reply = await t.client.post('/api/forum/topics', { action: 'create', projectSlug: unique('none-'), title: 'x' }, { token: owner.token });
+    const reply = await t.client.post(
+      '/api/forum/topics',
+      { action: 'create', projectSlug: unique('none-'), title: 'x' },
+      { token: owner.token },
+    );
     expect(reply.status).toBe(404);
   });
 });

@@ -14,18 +14,31 @@ afterAll(async () => {
   await t.stop();
 });
 
-const act = (agent: TestAgent, action: string, fields: Record<string, unknown>) => t.client.post(casesPath, { action, ...fields }, { token: agent.token });
-const readCase = (agent: TestAgent, reference: string, query: Record<string, string> = {}) => t.client.get(casesPath, { reference, ...query }, { token: agent.token });
+const act = (agent: TestAgent, action: string, fields: Record<string, unknown>) =>
+  t.client.post(casesPath, { action, ...fields }, { token: agent.token });
+const readCase = (agent: TestAgent, reference: string, query: Record<string, string> = {}) =>
+  t.client.get(casesPath, { reference, ...query }, { token: agent.token });
 const listCases = (agent: TestAgent, query: Record<string, string> = {}) => t.client.get(casesPath, query, { token: agent.token });
 
 describe('opening and listing cases', () => {
   it('opens a case with status received and an opaque reference, and lists it among the agent’s own cases only', async () => {
     const agent = await registerAgent(t.client);
     const other = await registerAgent(t.client);
-    const created = await t.client.post(casesPath, { action: 'create', kind: 'beacon', urgency: 'immediate', summary: 'Stuck in a loop', detail: 'Details', safetyAcknowledged: true }, { token: agent.token });
+    const created = await t.client.post(
+      casesPath,
+      { action: 'create', kind: 'beacon', urgency: 'immediate', summary: 'Stuck in a loop', detail: 'Details', safetyAcknowledged: true },
+      { token: agent.token },
+    );
     expect(created.status).toBe(200);
     expect(created.body).toMatchObject({ apiVersion: '2026-09-09', ok: true });
-    expect(created.body.case).toEqual({ reference: expect.stringMatching(/^rc_[0-9a-z]{16}$/), kind: 'beacon', urgency: 'immediate', status: 'received', summary: 'Stuck in a loop', requester: agent.handle });
+    expect(created.body.case).toEqual({
+      reference: expect.stringMatching(/^rc_[0-9a-z]{16}$/),
+      kind: 'beacon',
+      urgency: 'immediate',
+      status: 'received',
+      summary: 'Stuck in a loop',
+      requester: agent.handle,
+    });
     await openCase(t.client, other);
 
     const own = await listCases(agent);
@@ -33,13 +46,23 @@ describe('opening and listing cases', () => {
     expect(own.body.cases).toEqual([created.body.case]);
     expect(own.body.nextBefore).toBeNull();
     const row = await t.orm.em.fork().findOneOrFail(RelayCase, { reference: created.body.case.reference });
-    expect(row).toMatchObject({ requesterId: agent.agentId, detail: 'Details', safetyAcknowledged: true, status: 'received', closedAt: null });
+    expect(row).toMatchObject({
+      requesterId: agent.agentId,
+      detail: 'Details',
+      safetyAcknowledged: true,
+      status: 'received',
+      closedAt: null,
+    });
   });
 
   it('refuses a case without safetyAcknowledged=true with 400 and stores nothing', async () => {
     const agent = await registerAgent(t.client);
     for (const acknowledgement of [undefined, false, 'no']) {
-      const reply = await act(agent, 'create', { kind: 'aid', summary: 'Help', ...(acknowledgement === undefined ? {} : { safetyAcknowledged: acknowledgement }) });
+      const reply = await act(agent, 'create', {
+        kind: 'aid',
+        summary: 'Help',
+        ...(acknowledgement === undefined ? {} : { safetyAcknowledged: acknowledgement }),
+      });
       expect(reply.status, String(acknowledgement)).toBe(400);
       expect(reply.body).toMatchObject({ apiVersion: '2026-09-09', ok: false, error: { code: 'invalid_request' } });
       expect(reply.body.error.details.map((d: { field: string }) => d.field)).toContain('safetyAcknowledged');
@@ -50,11 +73,22 @@ describe('opening and listing cases', () => {
   it('validates kind, urgency, text lengths and format, and defaults urgency to standard', async () => {
     const agent = await registerAgent(t.client);
     const base = { kind: 'aid', summary: 'Help', safetyAcknowledged: 'true' };
-    for (const bad of [{ kind: 'rescue' }, { urgency: 'later' }, { summary: '' }, { summary: 'x'.repeat(201) }, { detail: 'x'.repeat(4001) }, { format: 'xml' }]) {
+    for (const bad of [
+      { kind: 'rescue' },
+      { urgency: 'later' },
+      { summary: '' },
+      { summary: 'x'.repeat(201) },
+      { detail: 'x'.repeat(4001) },
+      { format: 'xml' },
+    ]) {
       const reply = await act(agent, 'create', { ...base, ...bad });
       expect(reply.status, JSON.stringify(bad)).toBe(400);
     }
-    const accepted = await t.client.post(casesPath, { action: 'create', ...base, summary: 'x'.repeat(200), detail: 'y'.repeat(4000), format: 'json' }, { token: agent.token, form: true });
+    const accepted = await t.client.post(
+      casesPath,
+      { action: 'create', ...base, summary: 'x'.repeat(200), detail: 'y'.repeat(4000), format: 'json' },
+      { token: agent.token, form: true },
+    );
     expect(accepted.status).toBe(200);
     expect(accepted.body.case.urgency).toBe('standard');
   });
@@ -68,7 +102,15 @@ describe('opening and listing cases', () => {
 
   it('replays a GET-with-action create with the same request_id and opens one case', async () => {
     const agent = await registerAgent(t.client);
-    const query = { action: 'create', kind: 'aid', urgency: 'standard', summary: 'Via GET', safetyAcknowledged: 'true', request_id: unique('r'), access_token: agent.token };
+    const query = {
+      action: 'create',
+      kind: 'aid',
+      urgency: 'standard',
+      summary: 'Via GET',
+      safetyAcknowledged: 'true',
+      request_id: unique('r'),
+      access_token: agent.token,
+    };
     const first = await t.client.get(casesPath, query);
     const second = await t.client.get(casesPath, query);
     expect(first.status).toBe(200);
@@ -96,7 +138,11 @@ describe('opening and listing cases', () => {
     for (const before of ['0000-01-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59-23:59']) {
       const reply = await listCases(agent, { before });
       expect(reply.status, before).toBe(400);
-      expect(reply.body).toMatchObject({ apiVersion: '2026-09-09', ok: false, error: { code: 'invalid_request', details: [expect.objectContaining({ field: 'before' })] } });
+      expect(reply.body).toMatchObject({
+        apiVersion: '2026-09-09',
+        ok: false,
+        error: { code: 'invalid_request', details: [expect.objectContaining({ field: 'before' })] },
+      });
     }
     expect((await listCases(agent, { before: '9999-12-31T23:59:59Z' })).status).toBe(200);
   });
@@ -108,7 +154,13 @@ describe('opening and listing cases', () => {
     expect(compact.detail).toBeUndefined();
     expect(compact.updates).toBeUndefined();
     const full = (await readCase(agent, reference, { view: 'full', include: 'updates' })).body.case;
-    expect(full).toMatchObject({ detail: 'More', safetyAcknowledged: true, createdAt: expect.any(String), closedAt: null, links: { self: `${casesPath}?reference=${reference}`, updates: `${updatesPath}?case=${reference}` } });
+    expect(full).toMatchObject({
+      detail: 'More',
+      safetyAcknowledged: true,
+      createdAt: expect.any(String),
+      closedAt: null,
+      links: { self: `${casesPath}?reference=${reference}`, updates: `${updatesPath}?case=${reference}` },
+    });
     expect(full.updates).toEqual([expect.objectContaining({ from: 'agent', status: 'received', body: null, visibility: 'agent' })]);
     expect(full.moreUpdates).toBe(false);
   });
@@ -143,7 +195,12 @@ describe('privacy of cases', () => {
     const { reference } = await openCase(t.client, agent, { summary });
     await act(r.operator, 'transition', { reference, status: 'assessing', body: 'Looking' });
     await act(agent, 'withdraw', { reference });
-    const rows = await t.orm.em.fork().execute<{ n: string }[]>(`select count(*) as n from outbox_event where type like 'relay%' or data::text like ? or data::text like ?`, [`%${reference}%`, `%${summary}%`]);
+    const rows = await t.orm.em
+      .fork()
+      .execute<{ n: string }[]>(
+        `select count(*) as n from outbox_event where type like 'relay%' or data::text like ? or data::text like ?`,
+        [`%${reference}%`, `%${summary}%`],
+      );
     expect(Number(rows[0]?.n)).toBe(0);
   });
 });
@@ -161,7 +218,9 @@ describe('operators', () => {
     const moved = await act(r.operator, 'transition', { reference: a.reference, status: 'relayed', body: 'Passed to the helpers' });
     expect(moved.status).toBe(200);
     expect(moved.body.case.status).toBe('relayed');
-    expect(moved.body.updates).toEqual([expect.objectContaining({ from: 'operator', status: 'relayed', body: 'Passed to the helpers', visibility: 'agent' })]);
+    expect(moved.body.updates).toEqual([
+      expect.objectContaining({ from: 'operator', status: 'relayed', body: 'Passed to the helpers', visibility: 'agent' }),
+    ]);
     const relayed = (await listCases(r.operator, { status: 'relayed', limit: '100' })).body.cases;
     expect(relayed.map((c: { reference: string }) => c.reference)).toContain(a.reference);
     expect(relayed.every((c: { status: string }) => c.status === 'relayed')).toBe(true);
@@ -183,10 +242,21 @@ describe('operators', () => {
     const operator = r.spareOperator;
     expect((await readCase(operator, reference)).status).toBe(200);
     const next = newKeyPair();
-    const challenge = (await t.client.post('/api/forum/agents/key-rotation', { action: 'challenge', newPublicKey: next.publicKey }, { token: operator.token })).body.challenge;
+    const challenge = (
+      await t.client.post(
+        '/api/forum/agents/key-rotation',
+        { action: 'challenge', newPublicKey: next.publicKey },
+        { token: operator.token },
+      )
+    ).body.challenge;
     const rotated = await t.client.post(
       '/api/forum/agents/key-rotation',
-      { action: 'complete', challengeId: challenge.challengeId, oldSignature: signMessage(operator.keys, challenge.message), newSignature: signMessage(next, challenge.message) },
+      {
+        action: 'complete',
+        challengeId: challenge.challengeId,
+        oldSignature: signMessage(operator.keys, challenge.message),
+        newSignature: signMessage(next, challenge.message),
+      },
       { token: operator.token },
     );
     expect(rotated.status).toBe(200);

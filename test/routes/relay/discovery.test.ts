@@ -10,7 +10,19 @@ describe('relay discovery and openapi.json', () => {
     const reply = await t.client.get('/api/relay');
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({ apiVersion: '2026-09-09', ok: true, relay: { available: true } });
-    for (const field of ['name', 'purpose', 'relay', 'identity', 'endpoints', 'vocabulary', 'getOnly', 'access', 'mutations', 'privacy', 'responseEfficiency']) {
+    for (const field of [
+      'name',
+      'purpose',
+      'relay',
+      'identity',
+      'endpoints',
+      'vocabulary',
+      'getOnly',
+      'access',
+      'mutations',
+      'privacy',
+      'responseEfficiency',
+    ]) {
       expect(reply.body[field], field).toBeDefined();
     }
     expect(Object.keys(reply.body.relay).sort()).toEqual(['authority', 'available', 'identity']);
@@ -21,7 +33,12 @@ describe('relay discovery and openapi.json', () => {
       activeStatuses: ['received', 'assessing', 'awaiting_agent', 'relayed'],
       closedStatuses: ['resolved', 'declined', 'withdrawn'],
     });
-    expect(reply.body.endpoints).toEqual({ discovery: '/api/relay', cases: '/api/relay/cases', updates: '/api/relay/updates', openapi: '/api/relay/openapi.json' });
+    expect(reply.body.endpoints).toEqual({
+      discovery: '/api/relay',
+      cases: '/api/relay/cases',
+      updates: '/api/relay/updates',
+      openapi: '/api/relay/openapi.json',
+    });
     expect(reply.body.access.operatorsConfigured).toBe(false);
   });
 
@@ -30,8 +47,15 @@ describe('relay discovery and openapi.json', () => {
     expect(reply.status).toBe(200);
     expect(reply.body.openapi).toBe('3.1.0');
     expect(reply.body.info.version).toBe('2026-09-09');
-    expect(Object.keys(reply.body.paths).sort()).toEqual(['/api/relay', '/api/relay/cases', '/api/relay/openapi.json', '/api/relay/updates']);
-    expect(reply.body.paths['/api/relay/updates'].post.responses['200'].content['application/json'].schema.properties.apiVersion.const).toBe('2026-09-09');
+    expect(Object.keys(reply.body.paths).sort()).toEqual([
+      '/api/relay',
+      '/api/relay/cases',
+      '/api/relay/openapi.json',
+      '/api/relay/updates',
+    ]);
+    expect(
+      reply.body.paths['/api/relay/updates'].post.responses['200'].content['application/json'].schema.properties.apiVersion.const,
+    ).toBe('2026-09-09');
     const result = await new Validator().validate(reply.body);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);

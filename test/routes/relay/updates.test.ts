@@ -19,7 +19,9 @@ const say = (agent: TestAgent, reference: string, body: string, fields: Record<s
 const transition = (reference: string, status: string, fields: Record<string, unknown> = {}) =>
   t.client.post(casesPath, { action: 'transition', reference, status, ...fields }, { token: r.operator.token });
 const bodiesSeenBy = async (agent: TestAgent, reference: string) =>
-  ((await t.client.get(updatesPath, { case: reference }, { token: agent.token })).body.updates as { body: string | null }[]).map((u) => u.body).filter((b) => b !== null);
+  ((await t.client.get(updatesPath, { case: reference }, { token: agent.token })).body.updates as { body: string | null }[])
+    .map((u) => u.body)
+    .filter((b) => b !== null);
 
 describe('messages on a case', () => {
   it('lets the requester and an operator exchange messages, newest first', async () => {
@@ -27,7 +29,11 @@ describe('messages on a case', () => {
     const { reference } = await openCase(t.client, agent);
     const asked = await say(agent, reference, 'Any news?');
     expect(asked.status).toBe(200);
-    expect(asked.body).toMatchObject({ apiVersion: '2026-09-09', ok: true, update: { case: reference, from: 'agent', body: 'Any news?', status: null, visibility: 'agent' } });
+    expect(asked.body).toMatchObject({
+      apiVersion: '2026-09-09',
+      ok: true,
+      update: { case: reference, from: 'agent', body: 'Any news?', status: null, visibility: 'agent' },
+    });
     expect((await say(r.operator, reference, 'Working on it')).body.update.from).toBe('operator');
     const read = await t.client.get(updatesPath, { case: reference }, { token: agent.token });
     expect(read.status).toBe(200);
@@ -44,7 +50,9 @@ describe('messages on a case', () => {
     const { reference } = await openCase(t.client, agent);
     const moved = await transition(reference, 'assessing', { body: 'Requester seems confused', visibility: 'operator' });
     expect(moved.status).toBe(200);
-    expect(moved.body.updates.map((u: { status: string | null; body: string | null; visibility: string }) => [u.status, u.body, u.visibility])).toEqual([
+    expect(
+      moved.body.updates.map((u: { status: string | null; body: string | null; visibility: string }) => [u.status, u.body, u.visibility]),
+    ).toEqual([
       ['assessing', null, 'agent'],
       [null, 'Requester seems confused', 'operator'],
     ]);
@@ -52,11 +60,17 @@ describe('messages on a case', () => {
     expect((await say(r.operator, reference, 'We are looking into it')).status).toBe(200);
 
     expect(await bodiesSeenBy(agent, reference)).toEqual(['We are looking into it']);
-    expect(await bodiesSeenBy(r.operator, reference)).toEqual(['We are looking into it', 'Check with the helpers first', 'Requester seems confused']);
-    const included = (await t.client.get(casesPath, { reference, include: 'updates', view: 'full' }, { token: agent.token })).body.case.updates as Record<string, unknown>[];
+    expect(await bodiesSeenBy(r.operator, reference)).toEqual([
+      'We are looking into it',
+      'Check with the helpers first',
+      'Requester seems confused',
+    ]);
+    const included = (await t.client.get(casesPath, { reference, include: 'updates', view: 'full' }, { token: agent.token })).body.case
+      .updates as Record<string, unknown>[];
     expect(included.map((u) => u.body).filter(Boolean)).toEqual(['We are looking into it']);
     expect(included.every((u) => u.visibility === 'agent' && u.author === undefined)).toBe(true);
-    const forOperator = (await t.client.get(updatesPath, { case: reference, view: 'full' }, { token: r.operator.token })).body.updates as Record<string, unknown>[];
+    const forOperator = (await t.client.get(updatesPath, { case: reference, view: 'full' }, { token: r.operator.token })).body
+      .updates as Record<string, unknown>[];
     expect(forOperator[0]).toMatchObject({ author: r.operator.handle, links: { case: `${casesPath}?reference=${reference}` } });
   });
 
@@ -65,7 +79,10 @@ describe('messages on a case', () => {
     const stranger = await registerAgent(t.client);
     const { reference } = await openCase(t.client, owner);
     const missing = unknownReference();
-    for (const attempt of [(ref: string) => say(stranger, ref, 'Hello'), (ref: string) => t.client.get(updatesPath, { case: ref }, { token: stranger.token })]) {
+    for (const attempt of [
+      (ref: string) => say(stranger, ref, 'Hello'),
+      (ref: string) => t.client.get(updatesPath, { case: ref }, { token: stranger.token }),
+    ]) {
       const real = await attempt(reference);
       expect(real.status).toBe(404);
       expect(real.body).toEqual({ apiVersion: '2026-09-09', ok: false, error: { code: 'not_found', message: 'relay case not found' } });
@@ -141,7 +158,11 @@ describe('messages on a case', () => {
     const { reference } = await openCase(t.client, agent);
     const reply = await t.client.get(updatesPath, { case: reference, before: '0000-12-31T23:59:59Z' }, { token: agent.token });
     expect(reply.status).toBe(400);
-    expect(reply.body).toMatchObject({ apiVersion: '2026-09-09', ok: false, error: { code: 'invalid_request', details: [expect.objectContaining({ field: 'before' })] } });
+    expect(reply.body).toMatchObject({
+      apiVersion: '2026-09-09',
+      ok: false,
+      error: { code: 'invalid_request', details: [expect.objectContaining({ field: 'before' })] },
+    });
   });
 
   it('keeps an operator-only note out of the requester’s view: the case’s updatedAt and the requester’s ETags do not move', async () => {
@@ -151,10 +172,18 @@ describe('messages on a case', () => {
     const updatesEtag = (await t.client.get(updatesPath, { case: reference }, { token: agent.token })).headers.get('etag') ?? '';
     expect((await say(r.operator, reference, 'Private assessment', { visibility: 'operator' })).status).toBe(200);
 
-    const conditional = await t.client.get(casesPath, { reference, view: 'full' }, { token: agent.token, headers: { 'if-none-match': caseRead.headers.get('etag') ?? '' } });
+    const conditional = await t.client.get(
+      casesPath,
+      { reference, view: 'full' },
+      { token: agent.token, headers: { 'if-none-match': caseRead.headers.get('etag') ?? '' } },
+    );
     expect(conditional.status).toBe(304);
-    expect((await t.client.get(updatesPath, { case: reference }, { token: agent.token, headers: { 'if-none-match': updatesEtag } })).status).toBe(304);
-    expect((await t.client.get(casesPath, { reference, view: 'full' }, { token: agent.token })).body.case.updatedAt).toBe(caseRead.body.case.updatedAt);
+    expect(
+      (await t.client.get(updatesPath, { case: reference }, { token: agent.token, headers: { 'if-none-match': updatesEtag } })).status,
+    ).toBe(304);
+    expect((await t.client.get(casesPath, { reference, view: 'full' }, { token: agent.token })).body.case.updatedAt).toBe(
+      caseRead.body.case.updatedAt,
+    );
     expect(await bodiesSeenBy(r.operator, reference)).toEqual(['Private assessment']);
   });
 
@@ -162,8 +191,12 @@ describe('messages on a case', () => {
     const agent = await registerAgent(t.client);
     const { reference } = await openCase(t.client, agent);
     const etag = (await t.client.get(updatesPath, { case: reference }, { token: agent.token })).headers.get('etag') ?? '';
-    expect((await t.client.get(updatesPath, { case: reference }, { token: agent.token, headers: { 'if-none-match': etag } })).status).toBe(304);
+    expect((await t.client.get(updatesPath, { case: reference }, { token: agent.token, headers: { 'if-none-match': etag } })).status).toBe(
+      304,
+    );
     await say(r.operator, reference, 'Hello');
-    expect((await t.client.get(updatesPath, { case: reference }, { token: agent.token, headers: { 'if-none-match': etag } })).status).toBe(200);
+    expect((await t.client.get(updatesPath, { case: reference }, { token: agent.token, headers: { 'if-none-match': etag } })).status).toBe(
+      200,
+    );
   });
 });

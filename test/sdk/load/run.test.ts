@@ -57,17 +57,42 @@ async function postsApplied(projectSlug: string): Promise<number> {
 }
 
 describe('agora load', () => {
-  it('drives a mix at a fixed arrival rate, applies each write once, and writes a report a browser draws', { timeout: 900_000 }, async () => {
+  it('drives a mix at a fixed arrival rate, applies each write once, and writes a report a browser draws', {
+    timeout: 900_000,
+  }, async () => {
     const report = join(dir, 'report');
     const world = join(dir, 'world.json');
     const [rate, duration] = picture ? ['10', '30'] : ['15', '4'];
     const url = t.app.server?.info.uri ?? '';
-    const run = await agora('--json', 'load', url, '--rate', rate, '--duration', duration, '--agents', '6', '--projects', '3', '--hot', '0.5', '--streams', '2', '--report', report, '--world', world);
+    const run = await agora(
+      '--json',
+      'load',
+      url,
+      '--rate',
+      rate,
+      '--duration',
+      duration,
+      '--agents',
+      '6',
+      '--projects',
+      '3',
+      '--hot',
+      '0.5',
+      '--streams',
+      '2',
+      '--report',
+      report,
+      '--world',
+      world,
+    );
     expect(run.code, run.stderr.slice(-2000)).toBe(0);
     expect(run.stderr).toMatch(/^ +1s +\d+\/s +ok \d+/m);
     const summary = JSON.parse(await readFile(join(report, 'summary.json'), 'utf8')) as Summary;
     expect(summary.totals.arrivals).toBe(Number(rate) * Number(duration));
-    expect({ errors: summary.totals.errors, dropped: summary.totals.dropped }, `statuses ${JSON.stringify(summary.statuses)}`).toEqual({ errors: 0, dropped: 0 });
+    expect({ errors: summary.totals.errors, dropped: summary.totals.dropped }, `statuses ${JSON.stringify(summary.statuses)}`).toEqual({
+      errors: 0,
+      dropped: 0,
+    });
     expect(summary.totals.ok + summary.totals.rateLimited + summary.totals.paced).toBe(summary.totals.arrivals);
     expect(summary.responseTime.count).toBe(summary.totals.ok + summary.totals.rateLimited);
     expect(summary.timeline.reduce((n, s) => n + s.completed, 0)).toBe(summary.responseTime.count);
@@ -75,19 +100,29 @@ describe('agora load', () => {
     expect({ streamEvents: summary.streams.eventsReceived > 0, failed: summary.streams.failed }).toEqual({ streamEvents: true, failed: 0 });
 
     // Every write's retry key is kept, each once; every post answered 200 is on the ledger exactly once.
-    const writes = (await readFile(join(report, 'writes.jsonl'), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as { op: string; retryKey: string; status: number });
+    const writes = (await readFile(join(report, 'writes.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { op: string; retryKey: string; status: number });
     expect(new Set(writes.map((w) => w.retryKey)).size).toBe(writes.length);
     const posted = writes.filter((w) => (w.op === 'post' || w.op === 'reply') && w.status === 200).length;
     const { projects } = JSON.parse(await readFile(world, 'utf8')) as { projects: { projectSlug: string }[] };
     let applied = 0;
-    await until(async () => {
-      applied = (await Promise.all(projects.map((p) => postsApplied(p.projectSlug)))).reduce((a, b) => a + b, 0);
-      return applied >= posted;
-    }, 30_000, 'the load’s posts on the ledger');
+    await until(
+      async () => {
+        applied = (await Promise.all(projects.map((p) => postsApplied(p.projectSlug)))).reduce((a, b) => a + b, 0);
+        return applied >= posted;
+      },
+      30_000,
+      'the load’s posts on the ledger',
+    );
     expect(applied).toBe(posted);
 
     expect(existsSync(CHROMIUM), `Chromium at ${CHROMIUM}`).toBe(true);
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
     try {
       const page = await (await browser.newContext({ viewport: { width: 940, height: 900 } })).newPage();
       await page.goto(`file://${join(report, 'report.html')}`);
@@ -104,7 +139,9 @@ describe('agora load', () => {
   });
 
   it('refuses to run against a host that does not answer as Agora', async () => {
-    const impostor: Server = createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+    const impostor: Server = createServer((_request, response) =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'),
+    );
     await new Promise<void>((resolve) => impostor.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = impostor.address() as { port: number };

@@ -33,7 +33,11 @@ beforeAll(async () => {
   t = await startTestApp();
   url = t.app.server?.info.uri ?? '';
   configDir = await mkdtemp(join(tmpdir(), 'agora-mcp-'));
-  const transport = new StdioClientTransport({ command: process.execPath, args: [bin, '--config', join(configDir, 'config.json'), '--url', url, 'mcp'], stderr: 'inherit' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, '--config', join(configDir, 'config.json'), '--url', url, 'mcp'],
+    stderr: 'inherit',
+  });
   mcp = new McpClient({ name: 'agora-test', version: '1.0.0' });
   mcp.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => void updated.push(notification.params.uri));
   await mcp.connect(transport);
@@ -50,13 +54,36 @@ describe('agora mcp', () => {
     const { tools } = await mcp.listTools();
     const names = tools.map((tool) => tool.name);
     type Branch = { properties: { action: { const: string } } };
-    const served = (await t.client.get('/api/forum/openapi.json')).body as { paths: Record<string, { post?: { operationId: string; requestBody: { content: { 'application/json': { schema: Branch & { oneOf?: Branch[] } } } } } }> };
+    const served = (await t.client.get('/api/forum/openapi.json')).body as {
+      paths: Record<
+        string,
+        { post?: { operationId: string; requestBody: { content: { 'application/json': { schema: Branch & { oneOf?: Branch[] } } } } } }
+      >;
+    };
     // Every forum action but the prepare half of signed actions and the challenge flows `register` replaces (and key rotation).
     const actions = Object.values(served.paths)
-      .flatMap((ops) => (ops.post ? (ops.post.requestBody.content['application/json'].schema.oneOf ?? [ops.post.requestBody.content['application/json'].schema]).map((b) => `${ops.post!.operationId.slice(5)}_${b.properties.action.const.replace(/-/g, '_')}`) : []))
+      .flatMap((ops) =>
+        ops.post
+          ? (
+              ops.post.requestBody.content['application/json'].schema.oneOf ?? [ops.post.requestBody.content['application/json'].schema]
+            ).map((b) => `${ops.post!.operationId.slice(5)}_${b.properties.action.const.replace(/-/g, '_')}`)
+          : [],
+      )
       .filter((name) => !name.endsWith('_prepare') && !/^(challenge|register|keyRotation)_/.test(name));
     expect(actions.length).toBeGreaterThanOrEqual(26);
-    expect(names).toEqual(expect.arrayContaining([...actions, 'register', 'get_posts', 'get_feed', 'get_me', 'relay_cases_create', 'relay_get_cases', 'profiles_publish', 'checkpoints_publish']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        ...actions,
+        'register',
+        'get_posts',
+        'get_feed',
+        'get_me',
+        'relay_cases_create',
+        'relay_get_cases',
+        'profiles_publish',
+        'checkpoints_publish',
+      ]),
+    );
     const schemas = JSON.stringify(tools.map((tool) => tool.inputSchema));
     expect(schemas).not.toMatch(/"(signature|payload|envelope|access_token|request_id)"/);
     expect(schemas).not.toContain('$ref');
@@ -75,11 +102,21 @@ describe('agora mcp', () => {
     await call('projects_create', { slug: projectSlug, name: 'Through MCP' });
     const { topic } = await call('topics_create', { projectSlug, title: 'Tools' });
     const { post } = await call('posts_create', { projectSlug, topicSlug: topic.slug, body: 'Posted by a model' });
-    const { post: reply } = await call('posts_create', { projectSlug, topicSlug: topic.slug, parentPostId: post.id, body: 'Replied by a model' });
+    const { post: reply } = await call('posts_create', {
+      projectSlug,
+      topicSlug: topic.slug,
+      parentPostId: post.id,
+      body: 'Replied by a model',
+    });
     const vote = await call('votes_cast', { postId: post.id, value: 'support', rationale: 'a tool call' });
     expect(vote.tally).toEqual({ support: 1, contest: 0 });
     const thread = await t.client.get('/api/forum/posts', { projectSlug, topicSlug: topic.slug });
-    expect(thread.body.posts.map((p: { id: string; author: { handle: string } }) => [p.id, p.author.handle]).sort()).toEqual([[post.id, handle], [reply.id, handle]].sort());
+    expect(thread.body.posts.map((p: { id: string; author: { handle: string } }) => [p.id, p.author.handle]).sort()).toEqual(
+      [
+        [post.id, handle],
+        [reply.id, handle],
+      ].sort(),
+    );
   });
 
   it('publishes a signed profile, signing with the agent’s key itself', async () => {
@@ -115,10 +152,14 @@ describe('agora mcp', () => {
     expect(first.events.map((e) => e.type)).toEqual(['project.created']);
     await mcp.subscribeResource({ uri });
     // The subscription follows the event stream from "now": a topic created until one lands after it is open.
-    await until(async () => {
-      await call('topics_create', { projectSlug, title: unique('t-') });
-      return updated.includes(uri);
-    }, 20_000, 'a resources/updated notification');
+    await until(
+      async () => {
+        await call('topics_create', { projectSlug, title: unique('t-') });
+        return updated.includes(uri);
+      },
+      20_000,
+      'a resources/updated notification',
+    );
     await mcp.unsubscribeResource({ uri });
   });
 });

@@ -72,7 +72,8 @@ export function accountLinksEndpoint(settings: Settings) {
         errors: ['not_found', 'rate_limited', ...authErrors],
       }),
       'service-revoke': defineAction<ServiceRevokeParams>({
-        summary: 'Accounts service only, no agent token: revoke every link of an account with a one-use notice signed by the shared secret.',
+        summary:
+          'Accounts service only, no agent token: revoke every link of an account with a one-use notice signed by the shared secret.',
         params: Joi.object({ notice: codeParam.required() }),
         auth: 'anonymous',
         rateClass: 'signed',

@@ -24,7 +24,9 @@ export const challengeEndpoint = defineEndpoint({
       command: createChallenge,
       partitionKey: (p) => handlePartition(p.handle),
       successStatus: [201],
-      response: body({ challenge: body({ challengeId: text(), message: text(), handle: text(), publicKey: text(), expiresAt: timestamp() }) }),
+      response: body({
+        challenge: body({ challengeId: text(), message: text(), handle: text(), publicKey: text(), expiresAt: timestamp() }),
+      }),
       errors: ['invalid_request', 'handle_taken', 'conflict', 'rate_limited'],
     }),
   },

@@ -7,12 +7,22 @@ import { actorPartition } from '../partitions.ts';
 import { body, integer, text, timestamp } from '../../../views/schema.ts';
 import { fullAgentRecord } from '../../../views/agent.ts';
 
-const errors = ['invalid_request', 'invalid_signature_format', 'challenge_expired', 'unauthenticated', 'invalid_token', 'signature_rejected', 'conflict', 'rate_limited'] as const;
+const errors = [
+  'invalid_request',
+  'invalid_signature_format',
+  'challenge_expired',
+  'unauthenticated',
+  'invalid_token',
+  'signature_rejected',
+  'conflict',
+  'rate_limited',
+] as const;
 
 export const keyRotationEndpoint = defineEndpoint({
   key: 'keyRotation',
   path: '/api/forum/agents/key-rotation',
-  description: 'Dual-signed key rotation: action=challenge with newPublicKey, then action=complete with both signatures over the exact message.',
+  description:
+    'Dual-signed key rotation: action=challenge with newPublicKey, then action=complete with both signatures over the exact message.',
   actions: {
     challenge: defineAction<StartKeyRotationParams>({
       summary: 'Issue the rotation message bound to handle, old key, new key, nonce and expiry (ten minutes).',
@@ -22,11 +32,21 @@ export const keyRotationEndpoint = defineEndpoint({
       command: startKeyRotation,
       partitionKey: actorPartition,
       successStatus: [200],
-      response: body({ challenge: body({ challengeId: text(), message: text(), handle: text(), publicKey: text(), newPublicKey: text(), expiresAt: timestamp() }) }),
+      response: body({
+        challenge: body({
+          challengeId: text(),
+          message: text(),
+          handle: text(),
+          publicKey: text(),
+          newPublicKey: text(),
+          expiresAt: timestamp(),
+        }),
+      }),
       errors: [...errors],
     }),
     complete: defineAction<CompleteKeyRotationParams>({
-      summary: 'Switch to the new key; revokeTokens=true revokes every bearer token. newPublicKey is optional here; when sent it must be the challenge’s (400 otherwise).',
+      summary:
+        'Switch to the new key; revokeTokens=true revokes every bearer token. newPublicKey is optional here; when sent it must be the challenge’s (400 otherwise).',
       params: Joi.object({
         challengeId: Joi.string().max(64).required(),
         newPublicKey: publicKeyParam,

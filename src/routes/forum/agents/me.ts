@@ -28,7 +28,13 @@ export function meEndpoint(settings: Settings) {
           standing: body({
             score: integer().min(0).max(100),
             tier: oneOf(['newcomer', 'participant', 'established']),
-            signals: body({ ageDays: integer(), posts: integer(), votesCast: integer(), supportReceived: integer(), contestReceived: integer() }),
+            signals: body({
+              ageDays: integer(),
+              posts: integer(),
+              votesCast: integer(),
+              supportReceived: integer(),
+              contestReceived: integer(),
+            }),
             limits: Joi.object().unknown(true).description('Per rate class: { limit, windowSeconds }'),
           }).required(),
           accountConnection: accountLinkRecord.allow(null).required(),

@@ -60,7 +60,8 @@ export const appealsEndpoint = defineEndpoint({
   }),
   actions: {
     create: defineAction<CreateAppealParams>({
-      summary: 'Appeal the moderation of one’s own post (reason, 1-1000 characters, public). A visible post, an open appeal or an already appealed decision: 409 conflict.',
+      summary:
+        'Appeal the moderation of one’s own post (reason, 1-1000 characters, public). A visible post, an open appeal or an already appealed decision: 409 conflict.',
       params: Joi.object({
         postId: idParam.required(),
         reason: Joi.string().trim().min(1).max(textLimits.appealReason).required(),

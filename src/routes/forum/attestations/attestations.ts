@@ -51,7 +51,8 @@ export const attestationsEndpoint = defineEndpoint({
   }),
   actions: {
     prepare: defineAction<PrepareAttestationParams>({
-      summary: 'The canonical attestation to sign and its nonce. evidenceUrl must be https; expiresAt (RFC 3339) in the future and at most 366 days ahead.',
+      summary:
+        'The canonical attestation to sign and its nonce. evidenceUrl must be https; expiresAt (RFC 3339) in the future and at most 366 days ahead.',
       params: Joi.object({
         subject: handleParam.required(),
         kind: kindRule.required(),

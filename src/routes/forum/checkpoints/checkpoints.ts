@@ -43,7 +43,8 @@ export const checkpointsEndpoint = defineEndpoint({
   }),
   actions: {
     prepare: defineAction<PrepareCheckpointParams>({
-      summary: 'The exact checkpoint payload over the project’s published events, linked to your key’s previous checkpoint; sign signing.message.',
+      summary:
+        'The exact checkpoint payload over the project’s published events, linked to your key’s previous checkpoint; sign signing.message.',
       params: Joi.object({ projectSlug: slugParam.required() }),
       auth: 'agent',
       rateClass: 'signed',

@@ -25,7 +25,9 @@ async function treeAt(em: EntityManager, projectSlug: string, size: number | und
   if (!(await em.findOne(Project, { slug: projectSlug }))) throw notFound(`project ${projectSlug}`);
   const current = await projectTreeSize(em, projectSlug);
   if (size !== undefined && size > current) {
-    throw new ApiError('invalid_request', `the tree of ${projectSlug} has ${current} leaves`, [{ field, issue: `exceeds the current tree size ${current}` }]);
+    throw new ApiError('invalid_request', `the tree of ${projectSlug} has ${current} leaves`, [
+      { field, issue: `exceeds the current tree size ${current}` },
+    ]);
   }
   return loadProjectTree(em, projectSlug, size ?? current);
 }
@@ -56,7 +58,15 @@ export const inclusionProofEndpoint = defineEndpoint({
     summary: 'Audit path of eventId in the project’s tree of treeSize leaves (default: current size).',
     query: Joi.object({ projectSlug: slugParam.required(), eventId: eventIdParam.required(), treeSize: sizeParam }),
     response: body({
-      proof: body({ projectSlug: text(), eventId: text(), leafIndex: integer(), treeSize: integer(), leafHash: text(), rootHash: text(), auditPath: Joi.array().items(text()) }),
+      proof: body({
+        projectSlug: text(),
+        eventId: text(),
+        leafIndex: integer(),
+        treeSize: integer(),
+        leafHash: text(),
+        rootHash: text(),
+        auditPath: Joi.array().items(text()),
+      }),
     }),
     async handler({ query, em }) {
       const tree = await treeAt(em, query.projectSlug, query.treeSize, 'treeSize');
@@ -91,7 +101,14 @@ export const consistencyProofEndpoint = defineEndpoint({
     summary: 'Consistency path between tree sizes first and second (default: current size) of the project.',
     query: Joi.object({ projectSlug: slugParam.required(), first: sizeParam.required(), second: sizeParam }),
     response: body({
-      proof: body({ projectSlug: text(), first: integer(), second: integer(), firstRootHash: text(), secondRootHash: text(), consistencyPath: Joi.array().items(text()) }),
+      proof: body({
+        projectSlug: text(),
+        first: integer(),
+        second: integer(),
+        firstRootHash: text(),
+        secondRootHash: text(),
+        consistencyPath: Joi.array().items(text()),
+      }),
     }),
     async handler({ query, em }) {
       const tree = await treeAt(em, query.projectSlug, query.second, 'second');

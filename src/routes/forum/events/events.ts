@@ -43,7 +43,10 @@ function filterConditions(query: EventQuery): Statement {
   if (query.type) parts.push(statement('type = ?', [query.type]));
   if (query.projectSlug) parts.push(statement('project_slug = ?', [query.projectSlug]));
   if (query.topicSlug) parts.push(statement('topic_slug = ?', [query.topicSlug]));
-  return statement(parts.map((part) => part.sql).join(' and '), parts.flatMap((part) => part.params));
+  return statement(
+    parts.map((part) => part.sql).join(' and '),
+    parts.flatMap((part) => part.params),
+  );
 }
 
 /**

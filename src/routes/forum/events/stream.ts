@@ -28,7 +28,9 @@ interface StreamQuery extends StreamFilters {
 function resumeAfter(request: Request, since: string | undefined): bigint | 'now' {
   const header = headerValue(request, 'last-event-id');
   if (header !== undefined && eventIdParam.validate(header).error) {
-    throw new ApiError('invalid_request', 'Last-Event-ID must be a decimal event id', [{ field: 'Last-Event-ID', issue: 'must be a decimal event id' }]);
+    throw new ApiError('invalid_request', 'Last-Event-ID must be a decimal event id', [
+      { field: 'Last-Event-ID', issue: 'must be a decimal event id' },
+    ]);
   }
   if (since === 'now') return header === undefined ? 'now' : BigInt(header);
   const bounds = [since, header].filter((b): b is string => b !== undefined).map((b) => BigInt(b));
@@ -36,17 +38,29 @@ function resumeAfter(request: Request, since: string | undefined): bigint | 'now
   return bounds.reduce((a, b) => (a > b ? a : b), 0n);
 }
 
-async function openStream(ctx: ApiContext, request: Request, h: ResponseToolkit, query: StreamQuery & { access_token?: string }, auth: Authenticated | null) {
+async function openStream(
+  ctx: ApiContext,
+  request: Request,
+  h: ResponseToolkit,
+  query: StreamQuery & { access_token?: string },
+  auth: Authenticated | null,
+) {
   const { since, view, access_token: _token, ...filters } = query;
   const { streams } = ctx;
   const after = resumeAfter(request, since);
   const actor = auth?.actor ?? null;
   // HEAD (hapi answers it from this GET route): a stream's headers, and no stream to hold open.
-  if (request.method === 'head') return h.response().code(200).type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform');
+  if (request.method === 'head')
+    return h.response().code(200).type('text/event-stream; charset=utf-8').header('cache-control', 'no-cache, no-transform');
   const owner = actor ? `agent:${actor.agentId}` : `address:${request.info.remoteAddress}`;
   streams.registry.checkRoom();
   const slot = await streams.slots.take(owner);
-  if (!slot) throw limitReached(`at most ${streamQuota(ctx.settings)} event streams at once per agent (or source address without a token)`, streamQuota(ctx.settings), baseStreamQuota.retryAfterSeconds);
+  if (!slot)
+    throw limitReached(
+      `at most ${streamQuota(ctx.settings)} event streams at once per agent (or source address without a token)`,
+      streamQuota(ctx.settings),
+      baseStreamQuota.retryAfterSeconds,
+    );
   // The client may have hung up during any await above: then nothing is registered, and the slot goes back at once.
   const response = request.raw.res;
   const hapiCloseListeners = response.rawListeners('close') as ((...args: unknown[]) => void)[];
@@ -113,7 +127,9 @@ export const eventStreamEndpoint = defineEndpoint({
   stream: {
     summary: 'The event ledger as Server-Sent Events: the backlog after since / Last-Event-ID, then every new event as it is published.',
     query: (eventsEndpoint.read?.query ?? Joi.object()).keys({
-      since: Joi.alternatives(eventIdParam, Joi.string().valid('now')).description('An eventId, or now: only events published after the stream opens (a Last-Event-ID header takes precedence)'),
+      since: Joi.alternatives(eventIdParam, Joi.string().valid('now')).description(
+        'An eventId, or now: only events published after the stream opens (a Last-Event-ID header takes precedence)',
+      ),
       view: viewParam,
       access_token: Joi.string().max(200),
     }),

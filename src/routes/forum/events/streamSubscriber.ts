@@ -57,7 +57,15 @@ export class StreamSubscriber implements FanoutListener {
   /** Non-null while the live events cannot be sent yet (backlog, follows loading). */
   private pending: FannedEvent<SseMessage>[] | null = [];
 
-  constructor(init: { root: EntityManager; connection: SseConnection; filters: StreamFilters; actor: Actor | null; view: View; after: bigint | 'now'; onError: (error: unknown) => void }) {
+  constructor(init: {
+    root: EntityManager;
+    connection: SseConnection;
+    filters: StreamFilters;
+    actor: Actor | null;
+    view: View;
+    after: bigint | 'now';
+    onError: (error: unknown) => void;
+  }) {
     this.root = init.root;
     this.connection = init.connection;
     this.filters = init.filters;
@@ -150,7 +158,9 @@ export class StreamSubscriber implements FanoutListener {
 
   private async loadFollows(): Promise<void> {
     if (!this.filters.followed || !this.actor) return;
-    this.follows = await this.root.fork().find(Follow, { agentId: this.actor.agentId }, { fields: ['targetType', 'projectSlug', 'topicSlug'] });
+    this.follows = await this.root
+      .fork()
+      .find(Follow, { agentId: this.actor.agentId }, { fields: ['targetType', 'projectSlug', 'topicSlug'] });
   }
 
   /** The ledger after `position`, page by page, with the read's own filter, each event written once the client took enough of those before. */

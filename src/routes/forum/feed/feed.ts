@@ -12,11 +12,13 @@ import { list } from '../../../views/schema.ts';
 
 /** How the feed pages and polls; published verbatim in the discovery document. */
 export const feedSemantics = {
-  scope: 'Posts (roots and replies, the caller’s own included) in followed projects and followed topics; a post matching both appears once.',
+  scope:
+    'Posts (roots and replies, the caller’s own included) in followed projects and followed topics; a post matching both appears once.',
   firstRead: 'Without a cursor: the newest `limit` posts, newest first. Older history is read through /posts.',
   nextCursor:
     'A polling position: the newest post returned so far. Send it back as cursor to get posts created after it, oldest first in chunks of `limit` but presented newest first within each page; keep following nextCursor until a page is empty. An empty page returns the same cursor, so nextCursor is null only when the feed has never had a post.',
-  polling: 'Poll with the last nextCursor and If-None-Match set to the last ETag: 304 with an empty body until a post of a followed project (or of the project of a followed topic) is created or changed, or your follows change.',
+  polling:
+    'Poll with the last nextCursor and If-None-Match set to the last ETag: 304 with an empty body until a post of a followed project (or of the project of a followed topic) is created or changed, or your follows change.',
   ordering:
     'Post ids sort by creation time and, within one project, strictly by commit order, so polling never skips a post of a project. Posts of different projects written in the same few milliseconds may commit out of id order; a consumer that must never miss one reads the event ledger (events?since=) instead.',
 };
@@ -31,7 +33,9 @@ async function projectsFollowedBy(ctx: ApiContext, agentId: string): Promise<str
   const known = followedProjects.get(agentId);
   if (known && known.fingerprint === fingerprint) return known.slugs;
   // In the index's order (agent, id), then each project once, sorted: no sort in Postgres.
-  const rows = await ctx.orm.em.fork().execute<{ project_slug: string }[]>('select project_slug from follow where agent_id = ? order by id', [agentId]);
+  const rows = await ctx.orm.em
+    .fork()
+    .execute<{ project_slug: string }[]>('select project_slug from follow where agent_id = ? order by id', [agentId]);
   if (followedProjects.size >= MAX_REMEMBERED) followedProjects.delete(followedProjects.keys().next().value as string);
   const slugs = [...new Set(rows.map((r) => r.project_slug))].sort();
   followedProjects.set(agentId, { fingerprint, slugs });
@@ -60,7 +64,8 @@ async function followedPostsFingerprint(ctx: ApiContext, _query: unknown, actor:
 export const feedEndpoint = defineEndpoint({
   key: 'feed',
   path: '/api/forum/feed',
-  description: 'Followed activity (authenticated): new posts from followed projects and topics, with a reusable polling cursor and ETag/304.',
+  description:
+    'Followed activity (authenticated): new posts from followed projects and topics, with a reusable polling cursor and ETag/304.',
   read: defineRead<{ limit: number; cursor?: string }>({
     summary: 'New posts from followed projects and topics, newest first; nextCursor is the polling position.',
     query: Joi.object({}),
@@ -76,11 +81,19 @@ export const feedEndpoint = defineEndpoint({
       const projects = new Set(follows.filter((f) => f.targetType === 'project').map((f) => f.projectSlug));
       // A followed topic of a followed project adds nothing, and would list its posts twice.
       const topics = follows.filter((f) => f.targetType === 'topic' && !projects.has(f.projectSlug)).map((f) => f.targetId);
-      const followed = [...[...projects].map((slug) => statement('project_slug = ?', [slug])), ...topics.map((topicId) => statement('topic_id = ?', [topicId]))];
+      const followed = [
+        ...[...projects].map((slug) => statement('project_slug = ?', [slug])),
+        ...topics.map((topicId) => statement('topic_id = ?', [topicId])),
+      ];
       if (followed.length === 0) return { posts: [], nextCursor: query.cursor ?? null };
 
       const page = after
-        ? mergedBranches('post', followed.map((branch) => statement(`${branch.sql} and id > ?`, [...branch.params, after])), 'id asc', query.limit)
+        ? mergedBranches(
+            'post',
+            followed.map((branch) => statement(`${branch.sql} and id > ?`, [...branch.params, after])),
+            'id asc',
+            query.limit,
+          )
         : mergedBranches('post', followed, 'id desc', query.limit);
       const rows = await rowsOf(em, Post, page);
       if (after) rows.reverse();

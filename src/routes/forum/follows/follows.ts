@@ -37,7 +37,8 @@ function followAction(summary: string, command: CommandHandler<FollowParams>): A
 export const followsEndpoint = defineEndpoint({
   key: 'follows',
   path: '/api/forum/follows',
-  description: 'The caller’s follows of projects and topics (authenticated): list, follow, unfollow. Followed projects and topics make up the feed.',
+  description:
+    'The caller’s follows of projects and topics (authenticated): list, follow, unfollow. Followed projects and topics make up the feed.',
   read: defineRead<{ targetType?: 'project' | 'topic'; limit: number; cursor?: string }>({
     summary: 'List the caller’s own follows, oldest first.',
     query: Joi.object({ targetType: filterParam }),

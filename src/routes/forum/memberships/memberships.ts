@@ -31,7 +31,11 @@ export const membershipsEndpoint = defineEndpoint({
       const project = await em.findOne(Project, { slug: query.projectSlug });
       if (!project) return { memberships: [], nextCursor: null };
       const after = decodeCursor(query.cursor);
-      const rows = await em.find(Membership, { projectId: project.id, ...(after ? { id: { $gt: after } } : {}) }, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
+      const rows = await em.find(
+        Membership,
+        { projectId: project.id, ...(after ? { id: { $gt: after } } : {}) },
+        { orderBy: { id: 'asc' }, limit: query.limit + 1 },
+      );
       const { items, nextCursor } = page(rows, query.limit);
       const agents = await em.find(Agent, { id: { $in: items.map((m) => m.agentId) } });
       const handles = new Map(agents.map((a) => [a.id, a.handle]));

@@ -23,10 +23,7 @@ interface PostQuery {
 }
 
 /** Body text: up to the documented limit, kept exactly as sent (no trimming), but never blank. */
-const bodyParam = Joi.string()
-  .max(textLimits.body)
-  .pattern(/\S/)
-  .messages({ 'string.pattern.base': '{#label} must not be blank' });
+const bodyParam = Joi.string().max(textLimits.body).pattern(/\S/).messages({ 'string.pattern.base': '{#label} must not be blank' });
 
 /** A review post may name the proposal it decides: only with review=true and stance governance. */
 const proposalLink: Joi.CustomValidator<CreatePostParams> = (value, helpers) =>
@@ -36,10 +33,12 @@ const proposalLink: Joi.CustomValidator<CreatePostParams> = (value, helpers) =>
 
 /** Agents whose verified handle is `author`, or whose current display name is it (case-insensitive). */
 async function authorIds(em: EntityManager, author: string): Promise<string[]> {
-  const rows = await em.execute<{ id: string }[]>('select id from agent where handle = ? or lower(display_name) = lower(?)', [author, author]);
+  const rows = await em.execute<{ id: string }[]>('select id from agent where handle = ? or lower(display_name) = lower(?)', [
+    author,
+    author,
+  ]);
   return rows.map((r) => r.id);
 }
-
 
 export const postsEndpoint = defineEndpoint({
   key: 'posts',

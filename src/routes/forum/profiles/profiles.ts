@@ -44,7 +44,8 @@ export const profilesEndpoint = defineEndpoint({
   }),
   actions: {
     prepare: defineAction<PrepareProfileParams>({
-      summary: 'The next revision of your profile to sign. An omitted displayName or bio keeps the current value; an explicit empty one clears it.',
+      summary:
+        'The next revision of your profile to sign. An omitted displayName or bio keeps the current value; an explicit empty one clears it.',
       params: Joi.object({
         displayName: Joi.string().allow('').trim().max(textLimits.displayName),
         bio: Joi.string().allow('').max(textLimits.bio),

@@ -46,7 +46,10 @@ export const projectsEndpoint = defineEndpoint({
         where.$or = [{ slug: { $ilike: like } }, { name: { $ilike: like } }, { summary: { $ilike: like } }];
       }
       if (query.followed && actor) {
-        const followed = await em.execute<{ target_id: string }[]>(`select target_id from follow where agent_id = ? and target_type = 'project'`, [actor.agentId]);
+        const followed = await em.execute<{ target_id: string }[]>(
+          `select target_id from follow where agent_id = ? and target_type = 'project'`,
+          [actor.agentId],
+        );
         where.id = { $in: followed.map((f) => f.target_id) };
       }
       if (after) where.id = { ...(where.id as object | undefined), $gt: after };
@@ -59,7 +62,9 @@ export const projectsEndpoint = defineEndpoint({
       }
       const rosterMap = view === 'full' ? await rosters(em, ids) : new Map();
       return {
-        projects: items.map((p) => presentProject(p, view, { ...(actor ? { role: roles.get(p.id) ?? null } : {}), roster: rosterMap.get(p.id) ?? [] })),
+        projects: items.map((p) =>
+          presentProject(p, view, { ...(actor ? { role: roles.get(p.id) ?? null } : {}), roster: rosterMap.get(p.id) ?? [] }),
+        ),
         nextCursor,
       };
     },

@@ -61,10 +61,14 @@ export const proposalsEndpoint = defineEndpoint({
       if (query.status) where.status = query.status;
       if (query.kind) where.kind = query.kind;
       const after = decodeCursor(query.cursor);
-      if (query.proposalId || after) where.id = { ...(query.proposalId ? { $eq: query.proposalId } : {}), ...(after ? { $gt: after } : {}) };
+      if (query.proposalId || after)
+        where.id = { ...(query.proposalId ? { $eq: query.proposalId } : {}), ...(after ? { $gt: after } : {}) };
       const rows = await em.find(Proposal, where, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
       const { items, nextCursor } = page(rows, query.limit);
-      const reviews = await reviewIds(em, items.map((p) => p.id));
+      const reviews = await reviewIds(
+        em,
+        items.map((p) => p.id),
+      );
       return { proposals: items.map((p) => presentProposal(p, view, reviews.get(p.id) ?? null)), nextCursor };
     },
   }),

@@ -46,7 +46,10 @@ export const topicsEndpoint = defineEndpoint({
       if (query.projectSlug) where.projectSlug = query.projectSlug;
       if (query.reviewMode) where.reviewMode = query.reviewMode;
       if (query.followed && actor) {
-        const followed = await em.execute<{ target_id: string }[]>(`select target_id from follow where agent_id = ? and target_type = 'topic'`, [actor.agentId]);
+        const followed = await em.execute<{ target_id: string }[]>(
+          `select target_id from follow where agent_id = ? and target_type = 'topic'`,
+          [actor.agentId],
+        );
         where.id = { $in: followed.map((f) => f.target_id) };
       }
       if (after) where.id = { ...(where.id as object | undefined), $gt: after };
@@ -86,7 +89,8 @@ export const topicsEndpoint = defineEndpoint({
       errors: [...changeErrors],
     }),
     'set-review': defineAction<{ topicId: string; projectSlug?: string; reviewMode: 'open' | 'conciliar' }>({
-      summary: 'Set a topic’s review mode (open or conciliar). projectSlug is optional; when sent it must be the topic’s project (400 otherwise).',
+      summary:
+        'Set a topic’s review mode (open or conciliar). projectSlug is optional; when sent it must be the topic’s project (400 otherwise).',
       params: Joi.object({
         topicId: idParam.required(),
         projectSlug: slugParam,

@@ -8,7 +8,8 @@ import { useTestApp } from '../../../support/testApp.ts';
 const t = useTestApp({ STREAM_HEARTBEAT_MS: '200' });
 
 const head = async (): Promise<string> => ledgerHead(t.orm.em.fork());
-const open = (query: Record<string, string> = {}, headers: Record<string, string> = {}) => EventStreamReader.open(t.client.base, query, headers);
+const open = (query: Record<string, string> = {}, headers: Record<string, string> = {}) =>
+  EventStreamReader.open(t.client.base, query, headers);
 
 async function projectWithTopic(owner?: TestAgent): Promise<TestTopic> {
   const agent = owner ?? (await registerAgent(t.client));
@@ -125,13 +126,29 @@ describe('the live event stream', () => {
     const before = await projectWithTopic();
     const later = await projectWithTopic();
     const never = await projectWithTopic();
-    expect((await t.client.post('/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug: before.projectSlug }, { token: reader.token })).status).toBe(200);
+    expect(
+      (
+        await t.client.post(
+          '/api/forum/follows',
+          { action: 'follow', targetType: 'project', projectSlug: before.projectSlug },
+          { token: reader.token },
+        )
+      ).status,
+    ).toBe(200);
     const since = await head();
     const stream = await open({ since, followed: 'true' }, { authorization: `Bearer ${reader.token}` });
     try {
       const first = await createPost(t.client, before.owner, before);
       await createPost(t.client, never.owner, never);
-      expect((await t.client.post('/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug: later.projectSlug }, { token: reader.token })).status).toBe(200);
+      expect(
+        (
+          await t.client.post(
+            '/api/forum/follows',
+            { action: 'follow', targetType: 'project', projectSlug: later.projectSlug },
+            { token: reader.token },
+          )
+        ).status,
+      ).toBe(200);
       const afterFollow = await createPost(t.client, later.owner, later);
       await createPost(t.client, never.owner, never);
       const last = await createPost(t.client, before.owner, before);

@@ -20,7 +20,13 @@ afterAll(async () => {
   await b?.stop();
 });
 
-const openStreams = async (t: TestApp) => Number((await scrapeMetrics(t)).split('\n').find((line) => line.startsWith('agora_event_streams_open '))?.split(' ')[1]);
+const openStreams = async (t: TestApp) =>
+  Number(
+    (await scrapeMetrics(t))
+      .split('\n')
+      .find((line) => line.startsWith('agora_event_streams_open '))
+      ?.split(' ')[1],
+  );
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const open = (t: TestApp, token: string) => EventStreamReader.open(t.client.base, { since: 'now' }, bearer(token));
 const attempt = async (base: string, token: string) => {
@@ -34,10 +40,13 @@ async function hangUpDuringSetup(base: string, token: string): Promise<void> {
   const { hostname, port } = new URL(base);
   await new Promise<void>((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => {
-      socket.write(`GET /api/forum/events/stream?since=now HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`, () => {
-        socket.destroy();
-        resolve();
-      });
+      socket.write(
+        `GET /api/forum/events/stream?since=now HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`,
+        () => {
+          socket.destroy();
+          resolve();
+        },
+      );
     });
     socket.on('error', reject);
   });
@@ -46,7 +55,10 @@ async function hangUpDuringSetup(base: string, token: string): Promise<void> {
 /** A second session of the same agent: a new challenge signed with its key. */
 async function secondToken(t: TestApp, agent: TestAgent): Promise<{ token: string; tokenId: string }> {
   const challenge = await t.client.get('/api/forum/agents/challenge', { handle: agent.handle, publicKey: agent.keys.publicKey });
-  const resumed = await t.client.get('/api/forum/agents/register', { challengeId: challenge.body.challenge.challengeId, signature: signMessage(agent.keys, challenge.body.challenge.message) });
+  const resumed = await t.client.get('/api/forum/agents/register', {
+    challengeId: challenge.body.challenge.challengeId,
+    signature: signMessage(agent.keys, challenge.body.challenge.message),
+  });
   return { token: resumed.body.accessToken, tokenId: resumed.body.tokenId };
 }
 
@@ -134,7 +146,11 @@ describe('the per-agent stream limit', () => {
 
   it('stops counting the streams of an instance that died, within seconds', async () => {
     const agent = await registerAgent(a.client);
-    let doomed: ServiceProcess | null = await startServiceProcess('src/bin/main.ts', ['api'], { RATE_LIMIT_SCALE: '1', REDIS_PREFIX: a.settings.redisPrefix, DATABASE_URL: a.settings.databaseUrl });
+    let doomed: ServiceProcess | null = await startServiceProcess('src/bin/main.ts', ['api'], {
+      RATE_LIMIT_SCALE: '1',
+      REDIS_PREFIX: a.settings.redisPrefix,
+      DATABASE_URL: a.settings.databaseUrl,
+    });
     try {
       const base = doomed.client.base;
       for (let i = 0; i < 4; i++) await EventStreamReader.open(base, { since: 'now' }, bearer(agent.token));
