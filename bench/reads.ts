@@ -1,4 +1,4 @@
-import type { Client, Reply, TestAgent } from '../test/support/client.ts';
+import { type Client, type Reply, registerAgent, type TestAgent } from '../test/support/client.ts';
 import type { BenchRequest } from './harness.ts';
 
 /** What the read scenarios need of the bench's setup: its client, agents and projects (each with topic `general`). */
@@ -73,6 +73,8 @@ export async function readScenarios({ client, agents, projects, topicSlug }: Rea
       'a relay case',
     );
   }
+  // Agents that only read: their /me moves with nobody's writes but their own.
+  const readers = await Promise.all(Array.from({ length: 10 }, () => registerAgent(client)));
   const follower = agentAt(2);
   await expectOk(
     client.post('/api/forum/follows', { action: 'follow', targetType: 'project', projectSlug: projectAt(0) }, { token: follower.token }),
@@ -90,8 +92,8 @@ export async function readScenarios({ client, agents, projects, topicSlug }: Rea
     'read-posts': () => get(`/api/forum/posts?projectSlug=${projectAt(turn++)}`),
     /** The first 50 events of the ledger. */
     'read-events': () => get('/api/forum/events?since=0&limit=50'),
-    /** Each agent reads itself with its bearer token. */
-    'read-me': () => get('/api/forum/agents/me', agentAt(turn++).token),
+    /** Ten agents that write nothing each read themselves with their bearer token. */
+    'read-me': () => get('/api/forum/agents/me', (readers[turn++ % readers.length] as TestAgent).token),
     /** The follower's feed, answered in full each time (no If-None-Match). */
     'read-feed': () => get('/api/forum/feed', follower.token),
     /** One thread, root and replies flat. */

@@ -175,7 +175,7 @@ if (asked.length === 0 || asked.some((name) => readNames.includes(name.replace(W
   for (const name of readNames) scenarios[`${name}${WHILE_WRITING}`] = reads[name] as () => BenchRequest;
   scenarios['writes-alone'] = scenarios['posts-many-projects'] as () => BenchRequest;
 }
-const writers = { next: scenarios['posts-many-projects'] as () => BenchRequest, rate: writeRate, connections: 16 };
+const writers = { next: scenarios['posts-many-projects'] as () => BenchRequest, rate: writeRate, connections: 100 };
 const chosen = asked.filter((name) => name in scenarios);
 // Measuring reads while writing needs the writes' own cost to take off.
 if (chosen.some((name) => name.endsWith(WHILE_WRITING)) && !chosen.includes('writes-alone')) chosen.unshift('writes-alone');
