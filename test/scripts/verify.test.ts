@@ -60,7 +60,7 @@ describe('npm run verify', () => {
       .execute(`update ledger_event set data = '{"name":"rewritten"}' where project_slug = ? and type = 'project.created'`, [projectSlug]);
     const result = await runVerifier(t.client.base, projectSlug);
     expect(result.code).toBe(1);
-    expect(result.stdout).toMatch(/FAIL event \d+: served leafHash differs from the recomputed leaf/);
+    expect(result.stdout).toMatch(/FAIL event \d+: its leafHash differs from the leaf recomputed from its fields/);
     expect(result.stdout).toMatch(/FAIL checkpoint ckp_\w+: signed root differs from the root of the first \d+ events/);
   });
 
