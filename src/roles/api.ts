@@ -68,7 +68,7 @@ async function startEventStreams(
     settings.streamHeartbeatMs,
   );
   const slots = new StreamSlots(redis, stores.keys, streamQuota(settings), (error) =>
-    logger.debug({ err: error }, 'event stream slots not renewed'),
+    logger.debug({ err: error }, 'event stream slots could not reach Redis; counted on this instance alone meanwhile'),
   );
   const revocations = new RevocationWatch(runtime, registry);
   await announcements.listen(stores.keys.credentialsChanged, (hashes) => revocations.check(hashes.split(',')));
