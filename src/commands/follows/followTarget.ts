@@ -4,7 +4,7 @@ import { Follow } from '../../entities/follow.ts';
 import type { Command } from '../../pipeline/command.ts';
 import { presentFollow } from '../../views/follow.ts';
 import { defineHotCommand, type Decided, type LoadedRows } from '../hotCommand.ts';
-import { requireActor } from '../types.ts';
+import { requireActor, type EventDraft } from '../types.ts';
 import { decideFollow, decideUnfollow, type FollowParams, type FollowState, type Target } from './followRules.ts';
 
 const paramsOf = (command: Command) => command.data as unknown as FollowParams;
@@ -65,6 +65,11 @@ function writes(em: EntityManager, state: State): Statement[] {
   return statements;
 }
 
+/** A follow created or removed: its change to the run, its answer, its event and the scopes it moves. */
+function recorded(key: string, decision: { follow: Follow; event: EventDraft; touched: string[] }, body: Record<string, unknown>): Decided<FollowChange> {
+  return { kind: 'applied', change: { key, follow: decision.follow }, body, events: [decision.event], touched: decision.touched, signals: [] };
+}
+
 /**
  * follow.follow: decideFollow (./followRules.ts) over the loaded follows, so
  * a follow and an unfollow of the same target in one batch leave what they
@@ -82,14 +87,7 @@ export const followTarget = defineHotCommand<FollowParams, State, FollowChange>(
     if (decision.kind === 'refused') return decision;
     const body = { follow: presentFollow(decision.follow, command.view), following: true };
     if (decision.kind === 'unchanged') return { kind: 'applied', change: null, body, events: [], touched: [], signals: [] };
-    return {
-      kind: 'applied',
-      change: { key, follow: decision.follow },
-      body,
-      events: [decision.event],
-      touched: decision.touched,
-      signals: [],
-    };
+    return recorded(key, decision, body);
   },
   evolve(state, { key, follow }) {
     state.current.set(key, follow);
@@ -109,15 +107,7 @@ export const unfollowTarget = defineHotCommand<FollowParams, State, FollowChange
     const { key, decided } = followStateOf(state, command);
     const decision = decideUnfollow(decided, paramsOf(command), requireActor(command.actor));
     if (decision.kind === 'refused') return decision;
-    const body = { follow: presentFollow(decision.follow, command.view), following: false };
-    return {
-      kind: 'applied',
-      change: { key, follow: decision.follow },
-      body,
-      events: [decision.event],
-      touched: decision.touched,
-      signals: [],
-    };
+    return recorded(key, decision, { follow: presentFollow(decision.follow, command.view), following: false });
   },
   evolve(state, { key, follow }) {
     state.current.delete(key);
