@@ -66,8 +66,19 @@ function writes(em: EntityManager, state: State): Statement[] {
 }
 
 /** A follow created or removed: its change to the run, its answer, its event and the scopes it moves. */
-function recorded(key: string, decision: { follow: Follow; event: EventDraft; touched: string[] }, body: Record<string, unknown>): Decided<FollowChange> {
-  return { kind: 'applied', change: { key, follow: decision.follow }, body, events: [decision.event], touched: decision.touched, signals: [] };
+function recorded(
+  key: string,
+  decision: { follow: Follow; event: EventDraft; touched: string[] },
+  body: Record<string, unknown>,
+): Decided<FollowChange> {
+  return {
+    kind: 'applied',
+    change: { key, follow: decision.follow },
+    body,
+    events: [decision.event],
+    touched: decision.touched,
+    signals: [],
+  };
 }
 
 /**
