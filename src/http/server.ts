@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
 import Hapi from '@hapi/hapi';
 import type { ApiContext } from './context.ts';
-import { pendingMigrations } from '../db/orm.ts';
 import type { Dependency } from '../observability/outages.ts';
 import { registerDrain } from './drain.ts';
 import { errorMapper } from './errorMapping.ts';
+import { registerHealthRoutes } from './health.ts';
 import { registerOperatorRoutes } from './operator.ts';
 import { answerParserRefusalsWithErrorBody } from './parserRefusals.ts';
 import { registerRequestLog } from './requestLog.ts';
@@ -43,30 +43,6 @@ export async function createHttpServer(ctx: ApiContext): Promise<Hapi.Server> {
   answerParserRefusalsWithErrorBody(server.listener);
   await registerOperatorRoutes(server, ctx);
 
-  let migrated = false;
-  server.route({ method: 'GET', path: '/healthz', handler: () => ({ ok: true }) });
-  server.route({
-    method: 'GET',
-    path: '/readyz',
-    handler: async (_request, h) => {
-      if (server.app.draining) return h.response({ ok: false, draining: true }).code(503).header('Retry-After', '2');
-      const checks: Record<string, boolean> = { postgres: false, redis: false, migrations: migrated };
-      try {
-        await ctx.orm.em.fork().execute('select 1');
-        checks.postgres = true;
-        if (!migrated) checks.migrations = migrated = (await pendingMigrations(ctx.orm)) === 0;
-      } catch {
-        checks.postgres = false;
-      }
-      try {
-        checks.redis = (await ctx.redis.ping()) === 'PONG';
-      } catch {
-        checks.redis = false;
-      }
-      const ready = Object.values(checks).every(Boolean);
-      const response = h.response({ ok: ready, checks }).code(ready ? 200 : 503);
-      return ready ? response : response.header('Retry-After', '2');
-    },
-  });
+  registerHealthRoutes(server, ctx);
   return server;
 }

@@ -129,4 +129,13 @@ describe('discovery and openapi.json', () => {
     expect(ready.status).toBe(200);
     expect(ready.body.checks).toEqual({ postgres: true, redis: true, migrations: true });
   });
+
+  it('answers /readyz?exclude=postgres without Postgres among its checks, and 400 with the error body for an unknown check', async () => {
+    const ready = await t.client.get('/readyz?exclude=postgres');
+    expect(ready.status).toBe(200);
+    expect(ready.body.checks).toEqual({ redis: true, migrations: true });
+    const refused = await t.client.get('/readyz?exclude=disk');
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ ok: false, error: { code: 'invalid_request' } });
+  });
 });

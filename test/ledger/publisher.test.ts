@@ -5,6 +5,7 @@ import { LedgerEvent } from '../../src/entities/ledgerEvent.ts';
 import { eventLeafHash } from '../../src/ledger/leaf.ts';
 import { publishForReader, publishPending, type PublicationMarks } from '../../src/ledger/publisher.ts';
 import { unique } from '../support/client.ts';
+import { beginHeld } from '../support/heldTransaction.ts';
 
 let orm: Orm;
 beforeAll(async () => {
@@ -29,7 +30,7 @@ describe('ledger publisher', () => {
   it('gives a late-committing outbox row a greater event id than rows published before it committed', async () => {
     const projectSlug = unique('late-');
     const slow = orm.em.fork();
-    await slow.begin();
+    await beginHeld(slow);
     const early = await insertOutbox(slow, projectSlug, 1);
     const fast = orm.em.fork();
     const later = await fast.transactional((tx) => insertOutbox(tx, projectSlug, 2));
@@ -97,7 +98,7 @@ describe('ledger publisher', () => {
     // A publisher mid-publication (its snapshot predates the row): it holds the lock and will publish nothing.
     // The lock comes first, so that no other test's publisher can publish the row before the reader looks.
     const publisher = orm.em.fork();
-    await publisher.begin();
+    await beginHeld(publisher);
     await publisher.execute('select pg_advisory_xact_lock(?, ?)', [0x4c454447, 1]);
     const outboxId = await orm.em.fork().transactional((tx) => insertOutbox(tx, projectSlug, 4));
     const announced: string[] = [];

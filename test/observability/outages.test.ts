@@ -53,6 +53,8 @@ function expectUnavailable(reply: { status: number; headers: Headers; body: { ok
 
 describe('dependency outages', () => {
   it('answers 503 with Retry-After, never 500, while Postgres is unreachable, and logs the outage once', async () => {
+    // Ready before the outage: the instance has seen its migrations applied.
+    expect((await t.client.get('/readyz')).status).toBe(200);
     await postgres.close();
     try {
       for (let i = 0; i < 5; i++) expectUnavailable(await t.client.get('/api/forum/agents/me', {}, { token: agent.token }));
@@ -62,6 +64,10 @@ describe('dependency outages', () => {
       const ready = await t.client.get('/readyz');
       expect(ready.status).toBe(503);
       expect(ready.body.checks).toMatchObject({ postgres: false, redis: true });
+      // The balancer's check leaves the shared Postgres out, so an outage of it takes no instance out of rotation.
+      const balancerCheck = await t.client.get('/readyz?exclude=postgres');
+      expect(balancerCheck.status).toBe(200);
+      expect(balancerCheck.body.checks).toEqual({ redis: true, migrations: true });
     } finally {
       await postgres.open();
     }

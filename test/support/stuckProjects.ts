@@ -6,6 +6,7 @@ import { partitionOf, partitionQueueName } from '../../src/pipeline/partitions.t
 import { queuePrefix, type RedisClient } from '../../src/redis.ts';
 import { projectPartition } from '../../src/routes/forum/partitions.ts';
 import { until } from './serviceProcess.ts';
+import { beginHeld } from './heldTransaction.ts';
 import type { TestApp } from './testApp.ts';
 
 /**
@@ -17,7 +18,7 @@ import type { TestApp } from './testApp.ts';
  */
 export async function holdProjects(t: TestApp, slugs: string[]): Promise<() => Promise<void>> {
   const holder = t.orm.em.fork();
-  await holder.begin();
+  await beginHeld(holder);
   for (const slug of [...slugs].sort()) await holder.execute('select pg_advisory_xact_lock(hashtext(?))', [projectPartition(slug)]);
   return () => holder.rollback();
 }

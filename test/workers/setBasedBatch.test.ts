@@ -5,6 +5,7 @@ import { openOrm } from '../../src/db/orm.ts';
 import { executeBatch } from '../../workers/executeBatch.ts';
 import { registerAgent, unique, type TestAgent } from '../support/client.ts';
 import { newTopic, type TestTopic } from '../support/forum.ts';
+import { beginHeld } from '../support/heldTransaction.ts';
 import { useTestApp } from '../support/testApp.ts';
 
 const t = useTestApp();
@@ -173,7 +174,7 @@ describe('a batch of hot commands applied set-based', () => {
     const side = await openOrm(t.settings.databaseUrl, { poolMax: 2 });
     // The holder: a transaction with the ledger lock (as checkpoint prepare takes it) that will insert a follow by the author.
     const holder = side.em.fork();
-    await holder.begin();
+    await beginHeld(holder);
     await holder.execute('select pg_advisory_xact_lock(?, ?)', [0x4c454447, 1]);
     const [{ pid: holderPid } = { pid: 0 }] = await holder.execute<{ pid: number }[]>('select pg_backend_pid() as pid');
     try {
@@ -265,7 +266,7 @@ describe('a batch of hot commands applied set-based', () => {
     const side = await openOrm(t.settings.databaseUrl, { poolMax: 2 });
     // Another partition's batch holds the smaller agent.
     const holder = side.em.fork();
-    await holder.begin();
+    await beginHeld(holder);
     await holder.execute('select 1 from agent where id = ? for update', [smaller.agentId]);
     const [{ pid: holderPid } = { pid: 0 }] = await holder.execute<{ pid: number }[]>('select pg_backend_pid() as pid');
     // A command without a set-based handler keeps this batch off the set-based path: its posts update their authors' counters one by one, larger first.

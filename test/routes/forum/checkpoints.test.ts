@@ -7,6 +7,7 @@ import { verifyConsistency, verifyInclusion } from '../../../sdk/src/merkle.ts';
 import { createProject, newKeyPair, registerAgent, unique, type TestAgent } from '../../support/client.ts';
 import { handlePartition } from '../../../src/routes/forum/partitions.ts';
 import { createTopic } from '../../support/forum.ts';
+import { beginHeld } from '../../support/heldTransaction.ts';
 import { decode, forge, prepare, rotateKey, sign, torsionSignature, type Signed } from '../../support/signedActions.ts';
 import { useTestApp } from '../../support/testApp.ts';
 
@@ -249,7 +250,7 @@ describe('checkpoint publish during a key rotation', () => {
     const next = newKeyPair();
     // A rotation as the worker applies it: the agent's partition lock, then the new key, not yet committed.
     const rotation = t.orm.em.fork();
-    await rotation.begin();
+    await beginHeld(rotation);
     await rotation.execute('select pg_advisory_xact_lock(hashtext(?))', [handlePartition(owner.handle)]);
     await rotation.execute('update agent set public_key = ?, fingerprint = ? where id = ?', [
       next.publicKey,
