@@ -103,7 +103,7 @@ describe('per-project pages in a real browser', () => {
       await release();
     }
     expect((await replies).map((r) => r.status)).toEqual([200, 200, 200, 200]);
-    await until(() => queuesIdle(t.redis, t.settings.redisPrefix), 20_000, 'the held commands to be applied');
+    await until(() => queuesIdle(t.redis, t.settings), 20_000, 'the held commands to be applied');
   }, 90_000);
 
   it('refuses the project pages to a browser whose operator password is wrong', async () => {

@@ -56,7 +56,7 @@ describe('per-project metrics', () => {
       await release();
     }
     expect((await replies).map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
-    await until(() => queuesIdle(t.redis, t.settings.redisPrefix), 20_000, 'the held commands to be applied');
+    await until(() => queuesIdle(t.redis, t.settings), 20_000, 'the held commands to be applied');
     const applied = await scrapeMetrics(t);
     expect(namedInBacklog(applied, a.projectSlug)).toBe(false);
     expect(sample(applied, 'agora_project_commands_waiting', OTHER)).toBe(0);

@@ -18,7 +18,7 @@ afterAll(async () => {
 
 async function start(role: 'api' | 'worker', env: Record<string, string>): Promise<ServiceProcess> {
   // A worker is ready once one more process listens on the first queue (every scheme of partitions serves it).
-  const listening = () => workersListening(t.redis, t.settings.redisPrefix, 1);
+  const listening = () => workersListening(t.redis, t.settings, 1);
   const before = role === 'worker' ? await listening() : 0;
   const ready = role === 'worker' ? async () => (await listening()) > before : undefined;
   // A short job lock: the job a killed worker held is taken over in seconds, not the default 30.
@@ -130,7 +130,7 @@ describe('many API and worker processes behind HAProxy', () => {
       );
     }
     // Nothing left in any queue: the jobs enqueued under PARTITIONS=5 were served by a worker started with PARTITIONS=2.
-    await until(() => queuesIdle(t.redis, t.settings.redisPrefix), 15_000, 'every partition queue to be empty');
+    await until(() => queuesIdle(t.redis, t.settings), 15_000, 'every partition queue to be empty');
   }, 300_000);
 
   it('answers on one API instance what another instance started: a retry-key replay, a 304 for its ETag and its rate bucket', async () => {

@@ -40,7 +40,7 @@ function spawnWorker(failpoint?: Failpoint): { child: ChildProcess; stderr: stri
 /** Stops the healthy workers once they have run every job, so none is left for the next armed worker. */
 async function stopWorkersWhenIdle(): Promise<void> {
   // No queue holds a job any more: the next scenario starts clean.
-  await until(() => queuesIdle(t.redis, t.settings.redisPrefix), 30_000, 'the queues to be idle');
+  await until(() => queuesIdle(t.redis, t.settings), 30_000, 'the queues to be idle');
   for (const child of children.splice(0)) child.kill('SIGKILL');
 }
 
@@ -92,7 +92,7 @@ async function crashAt(
   const armed = spawnWorker(failpoint);
   // Writes sent before it listens could time out (503) on a slow start, and their replies would find no one waiting.
   await until(
-    async () => (await workersListening(t.redis, t.settings.redisPrefix, t.settings.partitions)) > 0,
+    async () => (await workersListening(t.redis, t.settings, t.settings.partitions)) > 0,
     30_000,
     'the armed worker to listen',
   );

@@ -90,7 +90,7 @@ async function postCounts(sent: Sent[]): Promise<number[]> {
 }
 
 async function stopWorkersWhenIdle(): Promise<void> {
-  await until(() => queuesIdle(t.redis, t.settings.redisPrefix), 30_000, 'the queues to be idle');
+  await until(() => queuesIdle(t.redis, t.settings), 30_000, 'the queues to be idle');
   for (const child of children.splice(0)) child.kill('SIGKILL');
 }
 
@@ -120,7 +120,7 @@ describe('with the default settings, a worker that stops working mid-batch', () 
     spawnWorker();
     const armed = spawnWorker({ failpoint: 'batch-mid-transaction', signal: 'SIGKILL' });
     await until(
-      async () => (await workersListening(t.redis, t.settings.redisPrefix, t.settings.partitions)) >= 2,
+      async () => (await workersListening(t.redis, t.settings, t.settings.partitions)) >= 2,
       30_000,
       'both workers to listen',
     );
@@ -142,7 +142,7 @@ describe('with the default settings, a worker that stops working mid-batch', () 
     spawnWorker();
     const armed = spawnWorker({ failpoint: 'batch-committed-before-reply', signal: 'SIGSTOP' });
     await until(
-      async () => (await workersListening(t.redis, t.settings.redisPrefix, t.settings.partitions)) >= 2,
+      async () => (await workersListening(t.redis, t.settings, t.settings.partitions)) >= 2,
       30_000,
       'both workers to listen',
     );
