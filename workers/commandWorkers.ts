@@ -31,7 +31,7 @@ class LockLostError extends Error {
 
 /** A job waits out an outage for as long as its retry key stays claimed for it: until then, a retry by its client can still be answered. */
 const OUTAGE_HORIZON_MS = PENDING_CLAIM_TTL_SECONDS * 1000;
-const OUTAGE_BACKOFF_MS = { first: 200, max: 1000 };
+const OUTAGE_BACKOFF_MS = { first: 200, max: 500 };
 
 /**
  * One BullMQ worker per partition queue, each queue capped at one active job
@@ -176,8 +176,8 @@ export class CommandWorkers {
   }
 
   /**
-   * Before the next attempt during an outage: back off (doubling, at most 1 s,
-   * so a job resumes within a second of the dependency's return), then go on
+   * Before the next attempt during an outage: back off (doubling, at most 0.5 s,
+   * so a job resumes within half a second of the dependency's return), then go on
    * only while the job is still this worker's, the process is not draining
    * and a retry of the command could still be answered.
    */

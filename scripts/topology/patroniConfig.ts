@@ -75,13 +75,18 @@ export function postgresBalancerConfig(members: Member[], ports: { primary: numb
       `  option httpchk GET /${check}`,
       '  http-check expect status 200',
       // Sessions to a node that stops being the leader (or a replica) are cut: pools reconnect to the right one.
-      '  default-server inter 500ms fall 2 rise 1 on-marked-down shutdown-sessions',
+      // After one failed check the next comes 100 ms later (fastinter), and a node that is down is asked every
+      // 250 ms (downinter): a switchover moves the writes in about a quarter of a second once Patroni has promoted.
+      '  default-server inter 500ms fastinter 100ms downinter 250ms fall 2 rise 1 on-marked-down shutdown-sessions',
       ...members.map((m) => `  server ${m.name} 127.0.0.1:${m.pgPort} check port ${m.restPort}`),
     ].join('\n');
   return [
     'global',
     '  maxconn 2000',
+    // Server state changes with their time (notice and above; not every connection) in haproxy-postgres.log.
+    '  log stderr format iso local0 notice',
     'defaults',
+    '  log global',
     '  mode tcp',
     '  timeout connect 2s',
     '  timeout client 30m',
