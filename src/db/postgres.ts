@@ -52,6 +52,8 @@ export async function run<R = Row>(em: EntityManager, statement: Statement): Pro
 interface PipelinedClient {
   query(text: string, values?: unknown[]): Promise<{ rows: Row[] }>;
   release(error?: Error): void;
+  /** Its socket: pg writes each protocol message of a statement to it apart. */
+  connection: { stream: { cork(): void; uncork(): void } };
 }
 interface ClientPool {
   connect(): Promise<PipelinedClient>;
@@ -96,7 +98,13 @@ export async function transaction<T>(em: EntityManager, work: (trips: Trips) => 
   const trip = async (statements: (Statement | 'begin' | 'commit' | 'rollback')[]): Promise<Row[][]> => {
     // Every statement is checked before the first is sent.
     const queries = statements.map((statement) => (typeof statement === 'string' ? { text: statement, values: [] } : bound(statement)));
-    const answers = await Promise.allSettled(queries.map(({ text, values }) => client.query(text, values)));
+    // pg hands each statement's five messages (Parse, Bind, Describe, Execute, Sync) to the socket one by one, and a
+    // pipelined client sends them as it is asked: corked, the whole trip leaves in one write instead of five per statement.
+    const { stream } = client.connection;
+    stream.cork();
+    const sent = queries.map(({ text, values }) => client.query(text, values));
+    stream.uncork();
+    const answers = await Promise.allSettled(sent);
     const failed = answers.find((answer) => answer.status === 'rejected');
     if (failed) throw driver.convertException(failed.reason as Error);
     return answers.map((answer) => (answer as PromiseFulfilledResult<{ rows: Row[] }>).value.rows);
