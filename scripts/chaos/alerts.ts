@@ -12,6 +12,8 @@ export interface Sighting {
   activeAt: number;
   /** Whether it was ever seen firing (else it stayed pending: the fault ended before the rule's `for:`). */
   fired: boolean;
+  /** The first and last polls that saw it firing, ms since the epoch. */
+  firingSeen?: { first: number; last: number };
 }
 
 interface AlertsAnswer {
@@ -48,6 +50,7 @@ export class AlertWatch {
       return;
     }
     const { data } = (await reply.json()) as AlertsAnswer;
+    const now = Date.now();
     for (const alert of data.alerts) {
       if (alert.state === 'inactive') continue;
       const { alertname, ...rest } = alert.labels;
@@ -57,10 +60,11 @@ export class AlertWatch {
         .sort()
         .join(',');
       const key = `${alertname}{${labels}}@${alert.activeAt}`;
-      const seen = this.sightings.get(key);
       const fired = alert.state === 'firing';
-      if (seen) seen.fired ||= fired;
-      else this.sightings.set(key, { name: alertname ?? '?', labels, activeAt: Date.parse(alert.activeAt), fired });
+      const sighting = this.sightings.get(key) ?? { name: alertname ?? '?', labels, activeAt: Date.parse(alert.activeAt), fired };
+      this.sightings.set(key, sighting);
+      sighting.fired ||= fired;
+      if (fired) sighting.firingSeen = { first: sighting.firingSeen?.first ?? now, last: now };
     }
   }
 
@@ -75,6 +79,16 @@ export class AlertWatch {
   between(from: number, to: number): Sighting[] {
     return [...this.sightings.values()].filter((s) => s.activeAt >= from && s.activeAt < to).sort((a, b) => a.activeAt - b.activeAt);
   }
+
+  /**
+   * Alerts active since before `from` and still seen firing in [from, to): an operator paged by an earlier
+   * fault is still paged during this one (AgoraPostgresLeaderChanged fires for ten minutes after a change).
+   */
+  stillFiring(from: number, to: number): Sighting[] {
+    return [...this.sightings.values()].filter(
+      (s) => s.activeAt < from && s.firingSeen && s.firingSeen.last >= from && s.firingSeen.first < to,
+    );
+  }
 }
 
 /** One fault's verdict: what should page (its `pages`), what went pending, what fired. */
@@ -85,6 +99,8 @@ export interface FaultAlerts {
   /** What went pending, with the job it was about (which exporter or process): for the table. */
   pendingByJob: string[];
   fired: string[];
+  /** Alerts of its `pages` firing since an earlier fault, and still firing in its window. */
+  stillFiring: string[];
   /** An alert it should page that did not even go pending: the rule's expression did not see the fault. */
   unseen: string[];
   /** An alert it should page that went pending but never fired (the fault was shorter than the rule's `for:`). */
@@ -95,16 +111,18 @@ const names = (sightings: Sighting[]) => [...new Set(sightings.map((s) => s.name
 const job = (s: Sighting) => /(?:^|,)job=([^,]+)/.exec(s.labels)?.[1];
 const namesByJob = (sightings: Sighting[]) => [...new Set(sightings.map((s) => (job(s) ? `${s.name} (${job(s)})` : s.name)))];
 
-export function faultAlerts(fault: string, pages: string[], sightings: Sighting[]): FaultAlerts {
+export function faultAlerts(fault: string, pages: string[], sightings: Sighting[], earlier: Sighting[]): FaultAlerts {
   const pending = names(sightings);
   const fired = names(sightings.filter((s) => s.fired));
+  const stillFiring = names(earlier).filter((name) => pages.includes(name) && !fired.includes(name));
   return {
     fault,
     pages,
     pending,
     pendingByJob: namesByJob(sightings),
     fired,
-    unseen: pages.filter((name) => !pending.includes(name)),
+    stillFiring,
+    unseen: pages.filter((name) => !pending.includes(name) && !stillFiring.includes(name)),
     pendingOnly: pages.filter((name) => pending.includes(name) && !fired.includes(name)),
   };
 }
@@ -121,7 +139,7 @@ export function printAlertTable(quiet: Sighting[], faults: FaultAlerts[], watch:
       ...f.pendingOnly.map((name) => `${name} pending, not fired (fault shorter than its for:)`),
     ].join('; ');
     console.log(
-      `| ${f.fault} | ${f.pages.join(', ') || '-'} | ${f.pendingByJob.join(', ') || '-'} | ${f.fired.join(', ') || '-'} | ${finding || '-'} |`,
+      `| ${f.fault} | ${f.pages.join(', ') || '-'} | ${f.pendingByJob.join(', ') || '-'} | ${[...f.fired, ...f.stillFiring.map((name) => `${name} (still, since an earlier fault)`)].join(', ') || '-'} | ${finding || '-'} |`,
     );
   }
 }

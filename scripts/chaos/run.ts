@@ -143,7 +143,12 @@ export async function runScenario(scenario: Scenario): Promise<number> {
   const quiet = watch?.between(0, injected[0]?.wallAt ?? Infinity) ?? [];
   const alerts = watch
     ? injected.map((fault, i) =>
-        faultAlerts(fault.name, faults[i]?.pages ?? [], watch.between(fault.wallAt, injected[i + 1]?.wallAt ?? Infinity)),
+        faultAlerts(
+          fault.name,
+          faults[i]?.pages ?? [],
+          watch.between(fault.wallAt, injected[i + 1]?.wallAt ?? Infinity),
+          watch.stillFiring(fault.wallAt, injected[i + 1]?.wallAt ?? Infinity),
+        ),
       )
     : [];
   const projects = topics.map((topic) => topic.projectSlug);
@@ -211,19 +216,16 @@ export async function runScenario(scenario: Scenario): Promise<number> {
   return passed ? 0 : 1;
 }
 
-/** The alert checks, with a Prometheus: none fires while nothing is wrong; a fault that should page is at least seen by its rule. */
+/**
+ * The alert checks, with a Prometheus (its rules' `for:` compressed 60×, scripts/topology/monitoring.ts): none
+ * fires while nothing is wrong, and each fault pages every alert it should. Under CHAOS_BOUNDS=report (CI) the
+ * second is printed, not failed, as the gap bounds are.
+ */
 function alertRows(watched: boolean, firedWhenQuiet: number, alerts: ReturnType<typeof faultAlerts>[]): [string, number, boolean][] {
   if (!watched) return [];
-  const unseen = alerts.filter((a) => a.unseen.length > 0).length;
+  const silent = alerts.filter((a) => a.pages.some((name) => !a.fired.includes(name) && !a.stillFiring.includes(name))).length;
   return [
     ['alerts fired in the quiet stretch before the first fault', firedWhenQuiet, firedWhenQuiet === 0],
-    [
-      "faults that should page but fired nothing (shorter than the rules' for:)",
-      alerts.filter((a) => a.pages.length > 0 && a.fired.length === 0).length,
-      true,
-    ],
-    // Reported, not failed, under CHAOS_BOUNDS=report (CI): AgoraPostgresLeaderChanged compares with `offset 10m`, so on a
-    // Prometheus younger than 10 minutes (every chaos run) it cannot go pending (docs/operations.md, "Prometheus").
-    ['faults whose paging rule never even went pending', unseen, process.env.CHAOS_BOUNDS === 'report' || unseen === 0],
+    ['faults that did not page every alert they should', silent, process.env.CHAOS_BOUNDS === 'report' || silent === 0],
   ];
 }

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { chmodSync, createWriteStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { freePort } from '../chaos/services.ts';
 
 /** Where each scrape job of config/prometheus/prometheus.yml finds its targets in the topology. */
@@ -33,16 +33,49 @@ export interface MonitoringProcess {
 }
 
 /**
- * Scrape every 2 s and evaluate every second, not every 15 s: a fault of the chaos suite lasts seconds, and
- * the rules' own `for:` durations are kept as alerts.yml has them (rule_files names that file, not a copy).
+ * Scrape every 2 s and evaluate every second, not every 15 s: a fault of the chaos suite lasts seconds. The
+ * rules' `for:` durations are alerts.yml's own (rule_files names that file) unless the chaos suite compresses them.
  * Not a 1 s scrape: its 1 s timeout was missed by busy APIs and a Postgres exporter meeting a dead server
  * on a loaded machine, which read as AgoraProcessDown and AgoraExporterDown going pending in a quiet run.
  */
 const SCRAPE_INTERVAL = '2s';
 const EVALUATION_INTERVAL = '1s';
 
+const ALERT_RULES = 'config/prometheus/alerts.yml';
+
+/** A Prometheus duration (`30s`, `1m`, `1h30m`...) in seconds. */
+function seconds(duration: string): number {
+  const units: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400, w: 604800, y: 31536000 };
+  let total = 0;
+  for (const [, value, unit] of duration.matchAll(/(\d+)(ms|s|m|h|d|w|y)/g)) total += Number(value) * (units[unit as string] ?? 0);
+  return total;
+}
+
+/**
+ * alerts.yml as it is, or with every `for:` divided by `scale` (at least 1 s), written beside the config.
+ * The chaos suite's faults last seconds where the rules wait minutes before paging (a process back within a
+ * minute should not wake anyone): with time compressed 60×, each fault shows that its rule's expression sees
+ * it and that it would page had it lasted as long as the rule's `for:`, on the same metrics, scrapes and
+ * expressions. Range windows in the expressions are left as written.
+ */
+function alertRulesFile(dir: string, scale: number): string {
+  if (scale === 1) return resolve(ALERT_RULES);
+  const rules = parse(readFileSync(ALERT_RULES, 'utf8')) as { groups: { rules: { for?: string }[] }[] };
+  for (const rule of rules.groups.flatMap((group) => group.rules)) {
+    if (rule.for) rule.for = `${Math.max(1, Math.round(seconds(rule.for) / scale))}s`;
+  }
+  const file = join(dir, 'alerts.yml');
+  writeFileSync(file, stringify(rules));
+  return file;
+}
+
 /** config/prometheus/prometheus.yml with the topology's targets, token file and rules: same jobs, same rules. */
-function topologyPrometheusConfig(ports: MonitoredPorts, exporters: { redis: number; postgres: number[] }, tokenFile: string): object {
+function topologyPrometheusConfig(
+  ports: MonitoredPorts,
+  exporters: { redis: number; postgres: number[] },
+  tokenFile: string,
+  rulesFile: string,
+): object {
   const shared = parse(readFileSync('config/prometheus/prometheus.yml', 'utf8')) as { scrape_configs: ScrapeConfig[] };
   const local = (port: number) => `127.0.0.1:${port}`;
   const targets: Record<string, string[]> = {
@@ -73,7 +106,7 @@ function topologyPrometheusConfig(ports: MonitoredPorts, exporters: { redis: num
   });
   return {
     global: { scrape_interval: SCRAPE_INTERVAL, scrape_timeout: SCRAPE_INTERVAL, evaluation_interval: EVALUATION_INTERVAL },
-    rule_files: [resolve('config/prometheus/alerts.yml')],
+    rule_files: [rulesFile],
     scrape_configs: scrapeConfigs,
   };
 }
@@ -94,7 +127,7 @@ export class Monitoring {
     return `http://127.0.0.1:${this.prometheusPort}`;
   }
 
-  static async start(ports: MonitoredPorts, operatorToken: string, logDir: string): Promise<Monitoring> {
+  static async start(ports: MonitoredPorts, operatorToken: string, logDir: string, alertTimeScale = 1): Promise<Monitoring> {
     const monitoring = new Monitoring(mkdtempSync(join(tmpdir(), 'agora-prometheus-')), logDir);
     try {
       const tokenFile = join(monitoring.dir, 'operator-token');
@@ -128,7 +161,8 @@ export class Monitoring {
       }
       const configFile = join(monitoring.dir, 'prometheus.yml');
       // JSON is YAML: Prometheus reads it as written.
-      writeFileSync(configFile, JSON.stringify(topologyPrometheusConfig(ports, { redis, postgres }, tokenFile), null, 2));
+      const rulesFile = alertRulesFile(monitoring.dir, alertTimeScale);
+      writeFileSync(configFile, JSON.stringify(topologyPrometheusConfig(ports, { redis, postgres }, tokenFile, rulesFile), null, 2));
       const args = (port: number) => [
         `--config.file=${configFile}`,
         `--storage.tsdb.path=${join(monitoring.dir, 'data')}`,

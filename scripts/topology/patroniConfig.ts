@@ -92,6 +92,9 @@ export function postgresBalancerConfig(members: Member[], ports: { primary: numb
     '  timeout client 30m',
     '  timeout server 30m',
     '  timeout check 1s',
+    // A connection refused by a node that just stopped (the old leader in a switchover) is passed on as refused,
+    // not retried: HAProxy waits about a second per retry turn, and the pools reconnect sooner, to the new leader.
+    '  retries 0',
     'listen postgres-primary',
     `  bind 127.0.0.1:${ports.primary}`,
     servers('primary'),

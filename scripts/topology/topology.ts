@@ -65,6 +65,8 @@ export interface TopologyOptions {
   env?: Record<string, string>;
   /** Keep every process's output in memory (the chaos suite counts from it); off for a long-lived topology. */
   keepOutput?: boolean;
+  /** Prometheus evaluates alerts.yml with every `for:` divided by this (scripts/topology/monitoring.ts); 1 when unset. */
+  alertTimeScale?: number;
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -145,7 +147,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
       postgres: postgres.members,
       haproxy: balancer.metricsPort,
     };
-    monitoring = await Monitoring.start(monitored, serviceEnv.OPERATOR_TOKEN as string, options.logDir);
+    monitoring = await Monitoring.start(monitored, serviceEnv.OPERATOR_TOKEN as string, options.logDir, options.alertTimeScale);
     const started = { cluster, postgres, balancer, monitoring };
     return {
       ...started,

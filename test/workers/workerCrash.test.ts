@@ -91,11 +91,7 @@ async function crashAt(
 ): Promise<Crash> {
   const armed = spawnWorker(failpoint);
   // Writes sent before it listens could time out (503) on a slow start, and their replies would find no one waiting.
-  await until(
-    async () => (await workersListening(t.redis, t.settings, t.settings.partitions)) > 0,
-    30_000,
-    'the armed worker to listen',
-  );
+  await until(async () => (await workersListening(t.redis, t.settings, t.settings.partitions)) > 0, 30_000, 'the armed worker to listen');
   const writes = Array.from({ length: count }, (_, i) => ({
     index: i,
     label: unique('crash-'),

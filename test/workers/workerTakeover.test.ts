@@ -119,11 +119,7 @@ describe('with the default settings, a worker that stops working mid-batch', () 
   it('is killed (SIGKILL mid-transaction), and every write it held is applied once and answered by the other worker in a fraction of the old 30 s lock', async () => {
     spawnWorker();
     const armed = spawnWorker({ failpoint: 'batch-mid-transaction', signal: 'SIGKILL' });
-    await until(
-      async () => (await workersListening(t.redis, t.settings, t.settings.partitions)) >= 2,
-      30_000,
-      'both workers to listen',
-    );
+    await until(async () => (await workersListening(t.redis, t.settings, t.settings.partitions)) >= 2, 30_000, 'both workers to listen');
     const { sent, stoppedAt } = await writeUntil(() => armed.child.exitCode !== null || armed.child.signalCode !== null);
     expect(armed.child.signalCode).toBe('SIGKILL');
 
@@ -141,11 +137,7 @@ describe('with the default settings, a worker that stops working mid-batch', () 
     repliesPublished.clear();
     spawnWorker();
     const armed = spawnWorker({ failpoint: 'batch-committed-before-reply', signal: 'SIGSTOP' });
-    await until(
-      async () => (await workersListening(t.redis, t.settings, t.settings.partitions)) >= 2,
-      30_000,
-      'both workers to listen',
-    );
+    await until(async () => (await workersListening(t.redis, t.settings, t.settings.partitions)) >= 2, 30_000, 'both workers to listen');
     const pid = armed.child.pid as number;
     const { sent, stoppedAt } = await writeUntil(() => frozen(pid));
 
