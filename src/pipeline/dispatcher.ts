@@ -83,7 +83,8 @@ class PartitionLane {
       // dropped because it shares an id with an older one. Duplicates are stopped by processed_command.
       // Named by its projects, so operators' views count a project's backlog without reading job data.
       const name = batchName(batch.map((w) => w.command.partitionKey));
-      if (queueTelemetry()) {
+      // Only a batch with a traced request carries traces: the others cost the worker no span.
+      if (queueTelemetry() && batch.some((w) => w.trace)) {
         const traces = batch.map((w) => w.trace ?? {});
         await enqueueTraced(traces, () => this.queue.add(name, { ...data, traces } satisfies TracedBatch));
       } else await this.queue.add(name, data);

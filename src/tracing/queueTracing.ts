@@ -1,6 +1,6 @@
-import { context, INVALID_SPAN_CONTEXT, propagation, trace, type Context, type Link, type Span } from '@opentelemetry/api';
-import type { Telemetry } from 'bullmq';
-import { BullMQOTelSpan, type BullMQOtel } from 'bullmq-otel';
+import { context, propagation, trace, type Context, type Link, type Span } from '@opentelemetry/api';
+import type { Span as BullMQSpan, Telemetry } from 'bullmq';
+import type { BullMQOtel } from 'bullmq-otel';
 import { LRUCache } from 'lru-cache';
 import type { CommandBatch } from '../pipeline/command.ts';
 
@@ -31,12 +31,26 @@ let telemetry: Telemetry<Context> | null = null;
 const requestIds = new LRUCache<string, string>({ max: 10_000 });
 
 /**
+ * What BullMQ gets for a span outside every trace: nothing recorded, and the
+ * context left as it was, so that the Redis commands and queries under it see
+ * no active span and record none either (their instrumentations require a parent).
+ */
+const outside: BullMQSpan<Context> = {
+  setSpanOnContext: (ctx) => ctx,
+  setAttribute: () => {},
+  setAttributes: () => {},
+  addEvent: () => {},
+  recordException: () => {},
+  end: () => {},
+};
+
+/**
  * BullMQ's spans inside a trace only: a job's add, process and completion.
  * Its workers' housekeeping (stalled-job checks every few hundred ms on every
- * partition queue) would otherwise start a trace of its own each time.
+ * partition queue) and the jobs of requests that were not traced would
+ * otherwise start traces of their own.
  */
 export function enableQueueTracing(otel: BullMQOtel): void {
-  const outside = new BullMQOTelSpan(trace.wrapSpanContext(INVALID_SPAN_CONTEXT));
   telemetry = {
     contextManager: otel.contextManager,
     tracer: {
@@ -60,13 +74,13 @@ export function forgetRequestId(span: Span): void {
   requestIds.delete(span.spanContext().traceId);
 }
 
-/** The active request's trace, taken when its command is handed to the dispatcher; undefined with tracing off. */
+/** The active request's trace, taken when its command is handed to the dispatcher; undefined with tracing off or the request not traced. */
 export function captureCommandTrace(): CommandTrace | undefined {
-  if (!telemetry) return undefined;
+  const active = telemetry ? trace.getActiveSpan() : undefined;
+  if (!active?.isRecording()) return undefined;
   const carrier: CommandTrace = {};
   propagation.inject(context.active(), carrier);
-  const active = trace.getActiveSpan();
-  const requestId = active ? requestIds.get(active.spanContext().traceId) : undefined;
+  const requestId = requestIds.get(active.spanContext().traceId);
   if (requestId) carrier.requestId = requestId;
   return carrier;
 }
@@ -88,15 +102,16 @@ function requestIdsOf(traces: CommandTrace[]): string[] {
 
 /**
  * Enqueues a batch inside an "enqueue batch" span. Its parent is the first
- * command's request, so a batch of one continues that request's trace
+ * traced command's request, so a batch of one continues that request's trace
  * through BullMQ's add span into the worker; every command's request is also
  * a link, so a batch of many is found from each of its requests' traces.
  */
 export function enqueueTraced<T>(traces: CommandTrace[], add: () => Promise<T>): Promise<T> {
+  const parent = traces.find((carrier) => carrier.traceparent !== undefined) ?? {};
   const attributes = { 'agora.batch.size': traces.length, 'agora.request_ids': requestIdsOf(traces) };
   return trace
     .getTracer('agora')
-    .startActiveSpan('enqueue batch', { links: linksTo(traces), attributes }, contextOf(traces[0] ?? {}), async (span) => {
+    .startActiveSpan('enqueue batch', { links: linksTo(traces), attributes }, contextOf(parent), async (span) => {
       try {
         return await add();
       } finally {

@@ -8,6 +8,7 @@ import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { NodeSDK, type NodeSDKConfiguration } from '@opentelemetry/sdk-node';
 import { BullMQOtel } from 'bullmq-otel';
 import { enableQueueTracing, forgetRequestId, rememberRequestId } from './queueTracing.ts';
+import { edgeSampler, sampledShare, traceRequest } from './sampling.ts';
 
 /** The modules the instrumentations patch; only these go through the import hook. */
 const INSTRUMENTED = ['@hapi/hapi', 'ioredis', 'pg', 'pg-pool'];
@@ -37,8 +38,9 @@ export interface Tracing {
 /**
  * Starts OpenTelemetry for this process: HTTP and hapi on the API, ioredis
  * and pg everywhere, BullMQ's producer and consumer spans across the queue.
- * The exporter, sampler, endpoint and service name come from the standard
- * OTEL_* variables (docs/operations.md); metrics and logs stay with
+ * The exporter, endpoint and service name come from the standard OTEL_*
+ * variables (docs/operations.md), and so does the sampler's share, applied
+ * as each request arrives (sampling.ts); metrics and logs stay with
  * Prometheus and pino unless OTEL_METRICS_EXPORTER / OTEL_LOGS_EXPORTER ask
  * otherwise. Must run before hapi, ioredis and pg are imported: main.ts
  * imports the app after it. Tests pass their own span processors.
@@ -47,10 +49,14 @@ export function startTracing(overrides: Partial<NodeSDKConfiguration> = {}): Tra
   registerImportHooks({ include: INSTRUMENTED });
   process.env.OTEL_METRICS_EXPORTER ??= 'none';
   process.env.OTEL_LOGS_EXPORTER ??= 'none';
+  const share = sampledShare(process.env);
   const sdk = new NodeSDK({
     serviceName: process.env.OTEL_SERVICE_NAME ?? 'agora',
+    // The sampling decision is taken as a request arrives (sampling.ts), before any span exists.
+    sampler: edgeSampler,
     instrumentations: [
       new HttpInstrumentation({
+        ignoreIncomingRequestHook: (request) => !traceRequest(request, share),
         requestHook: (span, request) => {
           if (!('headers' in request) || 'setHeader' in request) return;
           rememberRequestId(span, requestIdOf(request));
@@ -61,7 +67,8 @@ export function startTracing(overrides: Partial<NodeSDKConfiguration> = {}): Tra
         },
       }),
       new HapiInstrumentation(),
-      new IORedisInstrumentation(),
+      // A span per command inside a trace only, like pg's: none for a job's commands when its request was not traced.
+      new IORedisInstrumentation({ requireParentSpan: true }),
       // A span per statement with its text (parameters are never recorded); none for a statement outside a trace.
       new PgInstrumentation({ requireParentSpan: true }),
     ],

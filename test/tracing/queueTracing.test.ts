@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,11 +62,11 @@ afterAll(async () => {
   await tracing.shutdown();
 });
 
-const post = (requestId: string) =>
+const post = (requestId: string, headers: Record<string, string> = {}) =>
   api.client.post(
     '/api/forum/posts',
     { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: unique('body ') },
-    { token, headers: { 'x-request-id': requestId } },
+    { token, headers: { 'x-request-id': requestId, ...headers } },
   );
 
 const processSpanFor = (requestId: string) => spans().find((span) => isProcessSpan(span) && requestIdsOf(span).includes(requestId));
@@ -98,6 +99,19 @@ describe('traces across the queue', () => {
     expect(sql.map((span) => String(span.attributes['db.query.text'] ?? span.attributes['db.statement'] ?? ''))).toEqual(
       expect.arrayContaining([expect.stringMatching(/insert into "?post"?/i)]),
     );
+  }, 60_000);
+
+  it('records no span at all, in the API, the queue or the worker, for a request its caller did not sample', async () => {
+    exporter.reset();
+    const traceId = randomBytes(16).toString('hex');
+    const reply = await post(unique('trace-unsampled-'), { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-00` });
+    expect(reply.status).toBe(200);
+    // Its worker has answered; a sampled post's spans are all ended by then but the process span, which ends just after.
+    const sampled = unique('trace-sampled-');
+    expect((await post(sampled)).status).toBe(200);
+    await until(() => processSpanFor(sampled) !== undefined, 30_000, 'the sampled post processed');
+    const sampledTrace = serverSpanOf(sampled)?.spanContext().traceId;
+    expect(spans().filter((span) => span.spanContext().traceId !== sampledTrace)).toEqual([]);
   }, 60_000);
 
   it("a batch of many commands links to each command's request trace", async () => {
