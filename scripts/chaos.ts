@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServiceProcess } from './chaos/processes.ts';
 import { restartAfter, runScenario, type Fault, type Scenario } from './chaos/run.ts';
-import { chaosPostgres, freePort, OwnRedis, type ChaosPostgres } from './chaos/services.ts';
+import { chaosPostgres, freePort, type OwnRedis, startOwnRedis, type ChaosPostgres } from './chaos/services.ts';
 import { answersReady, startTopology } from './topology/topology.ts';
 
 const seconds = Number(process.env.CHAOS_SECONDS ?? 90);
@@ -80,8 +80,7 @@ function outages({ redis, postgres }: OneMachine): Fault[] {
 
 /** One machine: one Redis, one Postgres, one API, two workers. */
 async function single(faultsOf: (machine: OneMachine) => Fault[], length: number): Promise<number> {
-  const redis = new OwnRedis(await freePort());
-  await redis.start();
+  const redis = await startOwnRedis();
   const postgres = await chaosPostgres(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/forum');
   const port = await freePort();
   const env = {

@@ -16,6 +16,19 @@ export async function freePort(): Promise<number> {
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The pid of the redis-server answering on `port`, if one does. */
+function pidOn(port: number): number | null {
+  try {
+    const info = execFileSync('redis-cli', ['-p', String(port), 'info', 'server'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    return Number(/process_id:(\d+)/.exec(info)?.[1] ?? Number.NaN) || null;
+  } catch {
+    return null;
+  }
+}
+
 /** A redis-server of its own (the suite's, or a test's): append-only, on a free loopback port, in a temp folder. */
 export class OwnRedis {
   private child: ChildProcess | null = null;
@@ -58,14 +71,16 @@ export class OwnRedis {
       this.evictionPolicy,
       ...this.extraArgs,
     ];
-    this.child = spawn('redis-server', args, { stdio: 'ignore' });
+    const child = spawn('redis-server', args, { stdio: 'ignore' });
+    this.child = child;
     for (let i = 0; i < 100; i++) {
-      try {
-        execFileSync('redis-cli', ['-p', String(this.port), 'ping'], { stdio: 'pipe' });
-        return;
-      } catch {
-        await pause(50);
-      }
+      // Exited: the port was taken (redis-server refuses to start), or it could not start at all.
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`redis-server on port ${this.port} exited`);
+      const answering = pidOn(this.port);
+      if (answering === child.pid) return;
+      // Another process's server answers there (it took the port before ours could): not ours to use.
+      if (answering !== null && i > 10) throw new Error(`another redis-server (pid ${answering}) answers on port ${this.port}`);
+      await pause(50);
     }
     throw new Error('redis-server did not start');
   }
@@ -99,6 +114,26 @@ export class OwnRedis {
   cleanUp(): void {
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * An OwnRedis on a free port. redis-server cannot bind port 0 and report it
+ * (0 means no TCP at all), so the port is picked ahead; a port another
+ * process took meanwhile is found out (start() accepts only its own server)
+ * and another one tried.
+ */
+export async function startOwnRedis(evictionPolicy = 'noeviction', extraArgs: string[] = []): Promise<OwnRedis> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const server = new OwnRedis(await freePort(), evictionPolicy, extraArgs);
+    try {
+      await server.start();
+      return server;
+    } catch {
+      server.killNow();
+      server.cleanUp();
+    }
+  }
+  throw new Error('no redis-server of our own after 5 ports');
 }
 
 /** What the suite can do to Postgres: restart a cluster of its own, or only cut connections of a shared one. */

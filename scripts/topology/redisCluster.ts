@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { freePort, OwnRedis } from '../chaos/services.ts';
+import { type OwnRedis, startOwnRedis } from '../chaos/services.ts';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -21,25 +21,22 @@ export class RedisCluster {
   }
 
   static async start(): Promise<RedisCluster> {
-    const ports = [];
-    for (let i = 0; i < 6; i++) ports.push(await freePort());
     // validity factor 0: a replica always takes over, however long ago it last heard from its master.
-    const nodes = ports.map(
-      (port) =>
-        new OwnRedis(port, 'noeviction', [
-          '--cluster-enabled',
-          'yes',
-          '--cluster-config-file',
-          'nodes.conf',
-          '--cluster-node-timeout',
-          '1000',
-          '--cluster-replica-validity-factor',
-          '0',
-        ]),
-    );
+    const clusterArgs = [
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      'nodes.conf',
+      '--cluster-node-timeout',
+      '1000',
+      '--cluster-replica-validity-factor',
+      '0',
+    ];
+    const nodes: OwnRedis[] = [];
     const cluster = new RedisCluster(nodes);
     try {
-      for (const node of nodes) await node.start();
+      for (let i = 0; i < 6; i++) nodes.push(await startOwnRedis('noeviction', clusterArgs));
+      const ports = nodes.map((node) => node.port);
       execFileSync(
         'redis-cli',
         ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '1', '--cluster-yes'],

@@ -8,7 +8,7 @@ import { EventStreamReader } from '../support/eventStream.ts';
 import { OwnDatabase } from '../support/ownDatabase.ts';
 import { createPost, createTopic, type TestTopic } from '../support/forum.ts';
 import type { OwnRedis } from '../../scripts/chaos/services.ts';
-import { startOwnRedis } from '../support/ownRedis.ts';
+import { startOwnRedis } from '../../scripts/chaos/services.ts';
 import { TcpProxy, targetOf } from '../support/tcpProxy.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 

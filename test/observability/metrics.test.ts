@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OwnRedis } from '../../scripts/chaos/services.ts';
-import { startOwnRedis } from '../support/ownRedis.ts';
+import { startOwnRedis } from '../../scripts/chaos/services.ts';
 import { sample, scrapeMetrics } from '../support/metrics.ts';
 import { until } from '../support/serviceProcess.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
