@@ -61,6 +61,8 @@ export interface Settings {
   streamMaxPerProcess: number;
   /** How often an API process with open streams compares the ledger head in Postgres with what it fanned out (lost announcements). */
   streamCatchUpMs: number;
+  /** How long a ledger head may stay above the announced one before a worker's publisher announces it itself (workers/ledgerPublisher.ts). */
+  ledgerAnnounceGraceMs: number;
 }
 
 /**
@@ -128,6 +130,7 @@ const schema = Joi.object({
   STREAM_BUFFER_BYTES: Joi.number().integer().min(65_536).default(1_048_576),
   STREAM_MAX_PER_PROCESS: Joi.number().integer().min(1).default(10_000),
   STREAM_CATCH_UP_MS: Joi.number().integer().min(50).max(60_000).default(1000),
+  LEDGER_ANNOUNCE_GRACE_MS: Joi.number().integer().min(10).max(60_000).default(100),
 }).unknown(true);
 
 function splitList(value: string): string[] {
@@ -180,5 +183,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     streamBufferBytes: value.STREAM_BUFFER_BYTES,
     streamMaxPerProcess: value.STREAM_MAX_PER_PROCESS,
     streamCatchUpMs: value.STREAM_CATCH_UP_MS,
+    ledgerAnnounceGraceMs: value.LEDGER_ANNOUNCE_GRACE_MS,
   };
 }

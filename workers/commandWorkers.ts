@@ -69,7 +69,13 @@ export class CommandWorkers {
     this.runtime = runtime;
     this.stores = stores;
     this.queueConnection = queueConnection;
-    this.ledger = startLedgerPublisher(runtime.orm, runtime.logger, runtime.health, stores.ledgerMarks);
+    this.ledger = startLedgerPublisher(
+      runtime.orm,
+      runtime.logger,
+      runtime.health,
+      stores.ledgerMarks,
+      runtime.settings.ledgerAnnounceGraceMs,
+    );
   }
 
   /** Workers on every partition queue, ready to take jobs. */

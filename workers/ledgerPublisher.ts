@@ -19,12 +19,6 @@ const IDLE_MS = 100;
  */
 const SEEN_FRESH_MS = 20;
 const ERROR_BACKOFF_MS = 1000;
-/**
- * How long a ledger head may stay above the announced one before the
- * publisher announces it itself: a live batch announces its own events a few
- * milliseconds after its commit; one that died never does.
- */
-const ANNOUNCE_GRACE_MS = 100;
 
 /**
  * The background half of outbox reconciliation (event reads do the other
@@ -33,7 +27,20 @@ const ANNOUNCE_GRACE_MS = 100;
  * processes may run it; the publisher's advisory lock keeps one at a time.
  * Each publication raises the ledger head that event polls answer 304 from (src/store/ledgerMarks.ts).
  */
-export function startLedgerPublisher(orm: Orm, logger: Logger, health: DependencyHealth, marks: PublicationMarks): LedgerPublisherLoop {
+/**
+ * `announceGraceMs` (LEDGER_ANNOUNCE_GRACE_MS): how long a ledger head may
+ * stay above the announced one before the publisher announces it itself. A
+ * live batch announces its own events, with them, a few milliseconds after its
+ * commit; one that died never does. Announced by the publisher, the head goes
+ * without its events, which streams then read back from Postgres.
+ */
+export function startLedgerPublisher(
+  orm: Orm,
+  logger: Logger,
+  health: DependencyHealth,
+  marks: PublicationMarks,
+  announceGraceMs: number,
+): LedgerPublisherLoop {
   let stopped = false;
   let nudged = false;
   let wake: (() => void) | null = null;
@@ -62,7 +69,7 @@ export function startLedgerPublisher(orm: Orm, logger: Logger, health: Dependenc
       let delay = IDLE_MS;
       try {
         const now = performance.now();
-        const overdue = now - unannouncedAt >= ANNOUNCE_GRACE_MS ? unannounced : null;
+        const overdue = now - unannouncedAt >= announceGraceMs ? unannounced : null;
         const round = await publishAndAnnounce(orm.em, marks, { committed, seen: now - seenAt <= SEEN_FRESH_MS ? seen : null, overdue });
         seen = round.marks;
         seenAt = performance.now();

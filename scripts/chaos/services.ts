@@ -53,7 +53,9 @@ export class OwnRedis {
     return this.child && this.child.exitCode === null && this.child.signalCode === null ? this.child.pid : undefined;
   }
 
+  /** Starts the server; a no-op while it runs (a second one could not have the port, and the first would be lost track of). */
   async start(): Promise<void> {
+    if (this.pid !== undefined) return;
     const args = [
       '--port',
       String(this.port),

@@ -37,7 +37,9 @@ beforeAll(async () => {
   redis = new TcpProxy(targetOf(ownRedis.url, 6379));
   await redis.open();
   await postgres.open();
-  writer = await startTestApp({ DATABASE_URL: database.url, REDIS_URL: ownRedis.url });
+  // The batches announce their own events, with them: on a loaded machine their after-commit step can take longer than
+  // the publisher's default grace of 100 ms, and the publisher would announce the head alone first.
+  writer = await startTestApp({ DATABASE_URL: database.url, REDIS_URL: ownRedis.url, LEDGER_ANNOUNCE_GRACE_MS: '60000' });
   reader = await startTestApp(readerEnv(), ['api']);
   author = await registerAgent(writer.client);
   topic = await createTopic(writer.client, author, await createProject(writer.client, author));

@@ -12,6 +12,7 @@ beforeAll(async () => {
   t = await startTestApp({ REDIS_URL: redis.url, OPERATOR_TOKEN: 'operator-token-for-tests-0123456789' });
 }, 60_000);
 afterAll(async () => {
+  // Back if the test stopped it and failed before starting it again, so the app stops cleanly.
   await redis.start();
   await t?.stop();
   await redis.stop();
