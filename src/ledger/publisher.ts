@@ -283,7 +283,9 @@ export interface Round {
  * A ledger head above the announced one with nothing pending is a batch
  * that published its own events and has not announced them: usually it is
  * about to (a few milliseconds after its commit, with the events, which
- * spares every event stream a read), so the round leaves it and reports it.
+ * spares every event stream a read), so the round leaves it and reports it,
+ * whether or not the outbox is marked dirty meanwhile (the next batch may
+ * have marked it already).
  * `overdue`: such a head a round found a while ago; if the announced head is
  * still below it, that batch died before announcing, and this round
  * announces the ledger's head in its place.
@@ -300,7 +302,9 @@ export async function publishAndAnnounce(
   const behind =
     publication !== null && head !== null && BigInt(publication.head) > BigInt(head) ? { ledger: publication.head, announced: head } : null;
   const late = behind !== null && overdue !== null && BigInt(behind.announced) < BigInt(overdue);
-  if (published === 0 && !dirty && head !== null && !late) return { published, marks: null, behind };
+  // With nothing published, a head above the announced one is left to its batch (until overdue) even while the outbox
+  // is marked dirty: announcing it here would announce it without its events, which every stream would then read back.
+  if (published === 0 && head !== null && !late && (!dirty || behind !== null)) return { published, marks: null, behind };
   const drained = published > 0 && published < PUBLISH_BATCH;
   return {
     published,

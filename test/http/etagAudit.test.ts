@@ -1,13 +1,18 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import forumDocument from '../../sdk/openapi/forum.json' with { type: 'json' };
 import relayDocument from '../../sdk/openapi/relay.json' with { type: 'json' };
 import { createProject, registerAgent, signMessage, type TestAgent } from '../support/client.ts';
 import { createPost, createTopic } from '../support/forum.ts';
 import { openCase } from '../support/relay.ts';
+import { OwnDatabase } from '../support/ownDatabase.ts';
 import { useTestApp } from '../support/testApp.ts';
 
 // The rendered-read cache off: every body is rendered for its caller, so a shared ETag shows as two bodies.
-const t = useTestApp({ READ_CACHE_BYTES: '0' });
+// A database of its own: a listing that another file writes into between two reads would fail the baseline, not the service.
+const database = new OwnDatabase('etag_audit');
+beforeAll(() => database.create());
+afterAll(() => database.drop());
+const t = useTestApp({ READ_CACHE_BYTES: '0', DATABASE_URL: database.url });
 
 interface Caller {
   name: string;

@@ -21,13 +21,13 @@ export interface TestApp {
 /**
  * Run against a scaled-out topology (`npm run topology -- up`, then its env):
  * REDIS_CLUSTER_NODES reaches every test app, and each of DATABASE_REPLICA_URLS
- * is pointed at this run's database, which the replicas stream from the primary.
+ * is pointed at the app's database (this run's, or a test's own), which the replicas stream from the primary.
  */
-function topologyEnv(): Record<string, string> {
+function topologyEnv(databaseUrl: string): Record<string, string> {
   const env: Record<string, string> = {};
   if (process.env.REDIS_CLUSTER_NODES) env.REDIS_CLUSTER_NODES = process.env.REDIS_CLUSTER_NODES;
   if (process.env.DATABASE_REPLICA_URLS) {
-    const database = new URL(inject('databaseUrl')).pathname;
+    const database = new URL(databaseUrl).pathname;
     env.DATABASE_REPLICA_URLS = process.env.DATABASE_REPLICA_URLS.split(',')
       .map((replica) => Object.assign(new URL(replica.trim()), { pathname: database }).toString())
       .join(',');
@@ -36,10 +36,12 @@ function topologyEnv(): Record<string, string> {
 }
 
 export function testEnv(overrides: Record<string, string> = {}): Record<string, string> {
+  // A test on a database of its own reads from that database on the replicas too.
+  const databaseUrl = overrides.DATABASE_URL ?? inject('databaseUrl');
   return {
-    DATABASE_URL: inject('databaseUrl'),
+    DATABASE_URL: databaseUrl,
     REDIS_URL: inject('redisUrl'),
-    ...topologyEnv(),
+    ...topologyEnv(databaseUrl),
     PORT: '0',
     HOST: '127.0.0.1',
     REDIS_PREFIX: `test-${randomBytes(6).toString('hex')}`,
