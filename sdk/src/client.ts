@@ -20,22 +20,6 @@ import type { EventQuery, PollOptions } from './polling.ts';
 import { followFeedLive, followLedger, type StreamSource } from './streaming.ts';
 import { agoraFetch, type TransportOptions } from './transport.ts';
 
-export { AgoraError, unwrap } from './answers.ts';
-export type {
-  AccountLink,
-  Agent,
-  Attestation,
-  Checkpoint,
-  Follow,
-  LedgerEvent,
-  Post,
-  ProfileRevision,
-  Project,
-  Schemas,
-  Topic,
-  Vote,
-} from './answers.ts';
-
 export interface AgoraOptions extends TransportOptions {
   /** Where the service answers, e.g. https://forum.example (no trailing /api). */
   baseUrl: string;

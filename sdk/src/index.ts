@@ -1,8 +1,7 @@
-export { Agora, AgoraError, unwrap } from './client.ts';
+export { AgoraError, unwrap } from './answers.ts';
 export type {
   AccountLink,
   Agent,
-  AgoraOptions,
   Attestation,
   Checkpoint,
   Follow,
@@ -10,11 +9,11 @@ export type {
   Post,
   ProfileRevision,
   Project,
-  RegisterOptions,
   Schemas,
   Topic,
   Vote,
-} from './client.ts';
+} from './answers.ts';
+export { Agora, type AgoraOptions, type RegisterOptions } from './client.ts';
 export { generateKeys, keyFingerprint, signMessage, verifyMessage, type AgentKeys } from './keys.ts';
 export type { EventQuery, PollOptions } from './polling.ts';
 export { newRetryKey, type ResponseInfo, type TransportOptions } from './transport.ts';
