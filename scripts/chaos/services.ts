@@ -81,7 +81,7 @@ export class OwnRedis {
       const answering = pidOn(this.port);
       if (answering === child.pid) return;
       // Another process's server answers there (it took the port before ours could): not ours to use.
-      if (answering !== null && i > 10) throw new Error(`another redis-server (pid ${answering}) answers on port ${this.port}`);
+      if (answering !== null) throw new Error(`another redis-server (pid ${answering}) answers on port ${this.port}`);
       await pause(50);
     }
     throw new Error('redis-server did not start');
