@@ -28,9 +28,10 @@ const ratio = (c: CacheCounts | undefined) => (c && c.hits + c.misses > 0 ? `${(
 /**
  * Each read scenario quiet and while writers post at a fixed rate into the
  * same projects: reads/s of both and their ratio, the cache's hit ratio, and
- * the CPU milliseconds per read miss per process while writing, after the
- * CPU of the same writes alone (`writes-alone`, same rate and duration) is
- * taken off: what a read that the cache could not answer costs.
+ * the CPU milliseconds per read miss per process while writing: what a read
+ * that the cache could not answer costs. That is the run's CPU less the same
+ * writes alone (`writes-alone`, same rate and duration) and less its hits at
+ * the quiet run's CPU per read (a quiet run is all hits), over the misses.
  */
 export function reportReadsWhileWriting(results: BenchResult[], cache: Map<string, CacheCounts>): void {
   const byName = new Map(results.map((r) => [r.name, r]));
@@ -39,11 +40,13 @@ export function reportReadsWhileWriting(results: BenchResult[], cache: Map<strin
   for (const busy of results.filter((r) => r.name.endsWith(WHILE_WRITING))) {
     const name = busy.name.slice(0, -WHILE_WRITING.length);
     const quiet = byName.get(name);
-    const misses = cache.get(busy.name)?.misses ?? 0;
+    const { hits = 0, misses = 0 } = cache.get(busy.name) ?? {};
     const busyCpu = cpuTotals(busy);
     const writesCpu = alone ? cpuTotals(alone) : null;
     const perMiss = (group: ProcessGroup) =>
-      misses > 0 && writesCpu ? Math.max(0, busyCpu[group] - writesCpu[group]) / misses : Number.NaN;
+      misses > 0 && writesCpu && quiet
+        ? Math.max(0, busyCpu[group] - writesCpu[group] - hits * quiet.cpuPerRequest[group]) / misses
+        : Number.NaN;
     const apiAndPg = perMiss('api') + perMiss('pgPrimary');
     rows.push([
       name,
@@ -59,7 +62,9 @@ export function reportReadsWhileWriting(results: BenchResult[], cache: Map<strin
     ]);
   }
   if (rows.length === 0) return;
-  console.log('\nReads while writing (CPU ms per read miss: the run minus writes-alone, over the misses):');
+  console.log(
+    '\nReads while writing (CPU ms per read miss: the run less writes-alone and its hits at the quiet CPU per read, over the misses):',
+  );
   console.log(
     table(
       [

@@ -13,8 +13,9 @@ import type { Statement } from './statements.ts';
  * says (`?::text[]`).
  *
  * Executed alone (`run`: on the unit of work's transaction when `em` is in
- * one), or as a short transaction whose statements go in a few pipelined
- * round trips (`transaction`).
+ * one, otherwise as a statement prepared once per pool connection), or as a
+ * short transaction whose statements go in a few pipelined round trips
+ * (`transaction`).
  */
 
 export type Row = Record<string, unknown>;
@@ -35,17 +36,48 @@ interface QueryExecutor {
 
 /**
  * One statement, its rows: on `em`'s transaction when it has one (a
- * command's handler), otherwise on a connection of the ORM's pool. Errors
- * are thrown as MikroORM's exception for them, as from the unit of work.
+ * command's handler), otherwise on a connection of the ORM's pool, prepared
+ * by name: an unnamed statement is parsed and planned again on every run,
+ * which cost a feed read five times the Postgres CPU (docs/benchmarks.md).
+ * Errors are thrown as MikroORM's exception for them, as from the unit of work.
  */
 export async function run<R = Row>(em: EntityManager, statement: Statement): Promise<R[]> {
   const { text, values } = bound(statement);
-  const executor = em.getTransactionContext<QueryExecutor>() ?? (em.getConnection('write').getClient() as Kysely<unknown>);
+  const transaction = em.getTransactionContext<QueryExecutor>();
   try {
-    return (await executor.executeQuery(CompiledQuery.raw(text, values))).rows as R[];
+    if (transaction) return (await transaction.executeQuery(CompiledQuery.raw(text, values))).rows as R[];
+    const pool = (await em.getConnection('write').getNativeClient()) as unknown as NamedPool;
+    try {
+      return (await pool.query({ name: preparedName(text), text, values })).rows as R[];
+    } catch (error) {
+      // A migration changed a table under a prepared `select *` ("cached plan must not change result type"):
+      // the text gets a new name, prepared afresh on each connection.
+      if ((error as { code?: string }).code !== '0A000') throw error;
+      preparedNames.delete(text);
+      return (await pool.query({ name: preparedName(text), text, values })).rows as R[];
+    }
   } catch (error) {
     throw em.getDriver().convertException(error as Error);
   }
+}
+
+interface NamedPool {
+  query(query: { name?: string; text: string; values: unknown[] }): Promise<{ rows: Row[] }>;
+}
+
+/** Statement texts this process prepares on each pool connection, by name: bounded, as every connection keeps each one it was sent. */
+const PREPARED_TEXTS = 200;
+const preparedNames = new Map<string, string>();
+let preparedCount = 0;
+
+/** A prepared statement's name for `text` (planned once per connection, not parsed and planned on every read), or none once the bound is reached. */
+function preparedName(text: string): string | undefined {
+  let name = preparedNames.get(text);
+  if (!name && preparedNames.size < PREPARED_TEXTS) {
+    name = `agora_${++preparedCount}`;
+    preparedNames.set(text, name);
+  }
+  return name;
 }
 
 /** The part of a pg pool client used here (pg ships no types of its own). */

@@ -44,6 +44,15 @@ export interface ReadSpec<Q = any> {
    */
   immutable?: (query: Q, body: Record<string, unknown>) => boolean;
   /**
+   * For a listing that only grows at its end (oldest first, by ids that
+   * increase in commit order): the scopes that move when a row already
+   * written changes, or null for a query whose new rows can land anywhere.
+   * A page with a page after it (nextCursor not null) keeps its body while
+   * rows are only added, so its ETag hashes these scopes alone and stays
+   * the same under appends.
+   */
+  settledBy?: (query: Q, actor: Actor | null) => string[] | null;
+  /**
    * Runs before the ETag is computed, so a 304 cannot skip it; what it
    * returns is hashed into the ETag. For reads whose state is cheaper to read
    * from Postgres than to track in Redis (the event ledger's head), or that

@@ -98,37 +98,45 @@ export async function runRead(
   const { access_token: _token, ...keyed } = query;
   const address = `${request.path}|${canonicalize(keyed) ?? ''}`;
   const ifNoneMatch = headerValue(request, 'if-none-match');
-  const kept = read.immutable ? ctx.renderedReads.get(address) : undefined;
+  const kept = read.immutable ? ctx.renderedReads.lookup([address])?.rendered : undefined;
   if (kept?.etag) return answer(ctx, request, h, { key: address, rendered: kept, etag: kept.etag, cacheControl: IMMUTABLE }, ifNoneMatch);
 
-  // Issued together, so the Redis connection's auto-pipelining sends them in one write.
-  const [scoped, fresh, ownPosition] = await Promise.all([
-    ctx.etags.read(read.etagScopes(query, actor)),
+  // A settled page's scopes are read beside the ETag's own; issued together, so auto-pipelining sends them in one write.
+  const scopes = read.etagScopes(query, actor);
+  const settledScopes = read.settledBy?.(query, actor) ?? null;
+  const [fingerprintsRead, fresh, ownPosition] = await Promise.all([
+    ctx.etags.read(settledScopes ? [...scopes, ...settledScopes] : scopes),
     read.freshness ? read.freshness(ctx, query, actor, now).then((f) => [f]) : [],
     auth && ctx.replicas.enabled ? ctx.positions.of(auth.actor.agentId) : 0n,
   ]);
+  const scoped = fingerprintsRead.slice(0, scopes.length);
   const fingerprints = [...scoped, ...fresh];
   // The actor's whole days of age move its score and tier, so they are part of every authenticated ETag.
   const caller = read.perToken && actor ? `${actor.agentId}/${actor.tokenId}` : (actor?.agentId ?? '-');
   const standing = auth ? `${caller}:${Math.floor(ageDays(auth.agent.createdAt, now))}` : '-';
   const etag = etagOf(`${address}|${standing}|${fingerprints.join(',')}`);
   if (ifNoneMatchIncludes(ifNoneMatch, etag)) return h.response().code(304).etag(etag.slice(1, -1)).header('Cache-Control', REVALIDATE);
-  const rendered = ctx.renderedReads.get(etag);
-  if (rendered) return answer(ctx, request, h, { key: etag, rendered, etag, cacheControl: REVALIDATE }, undefined);
+  // Kept only for a page seen with a page after it: then the body is the same for as long as these fingerprints are.
+  const settledEtag = settledScopes && etagOf(`${address}|${standing}|settled|${fingerprintsRead.slice(scopes.length).join(',')}`);
+  const found = ctx.renderedReads.lookup(settledEtag ? [settledEtag, etag] : [etag]);
+  if (found)
+    return answer(ctx, request, h, { key: found.key, rendered: found.rendered, etag: found.key, cacheControl: REVALIDATE }, ifNoneMatch);
 
   const handle = (em: EntityManager) => read.handler({ query, actor, view: query.view, em, now });
-  // A replica serves the body only once past the reader's own last commit and the commits behind its ETag (src/db/replicas.ts);
-  // a freshness fingerprint (ledger head, tree size, ages) carries no commit position, so those reads stay on the primary.
-  const body = read.freshness ? await handle(db()) : await ctx.replicas.read(latestPosition(ownPosition, scoped), db, handle);
+  // A replica serves the body only once past the reader's own last commit and the commits behind its ETag (src/db/replicas.ts),
+  // the settled scopes' included: a body kept under a settled ETag outlives the other scopes' next moves.
+  // A freshness fingerprint (ledger head, tree size, ages) carries no commit position, so those reads stay on the primary.
+  const body = read.freshness ? await handle(db()) : await ctx.replicas.read(latestPosition(ownPosition, fingerprintsRead), db, handle);
   const bytes = Buffer.from(JSON.stringify(envelope(request.path, true, body)));
   if (read.immutable?.(query, body)) {
     const final = { body: bytes, etag: etagOf(`${address}|${bytes.toString('base64')}`) };
     ctx.renderedReads.set(address, final);
     return answer(ctx, request, h, { key: address, rendered: final, etag: final.etag, cacheControl: IMMUTABLE }, ifNoneMatch);
   }
+  const key = settledEtag && body.nextCursor != null ? settledEtag : etag;
   const rendering = { body: bytes };
-  ctx.renderedReads.set(etag, rendering);
-  return answer(ctx, request, h, { key: etag, rendered: rendering, etag, cacheControl: REVALIDATE }, undefined);
+  ctx.renderedReads.set(key, rendering);
+  return answer(ctx, request, h, { key, rendered: rendering, etag: key, cacheControl: REVALIDATE }, ifNoneMatch);
 }
 
 interface Answer {

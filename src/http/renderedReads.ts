@@ -42,11 +42,18 @@ export class RenderedReads {
     metrics.watchReadCache(() => ({ bytes: this.answers?.calculatedSize ?? 0, entries: this.answers?.size ?? 0 }));
   }
 
-  get(key: string): Rendered | undefined {
+  /** The first of `keys` (ETags, most specific first) with a body kept, counted as one hit or one miss. */
+  lookup(keys: string[]): { key: string; rendered: Rendered } | undefined {
     if (!this.answers) return undefined;
-    const rendered = this.answers.get(key);
-    this.metrics.readCache.inc({ outcome: rendered ? 'hit' : 'miss' });
-    return rendered;
+    for (const key of keys) {
+      const rendered = this.answers.get(key);
+      if (rendered) {
+        this.metrics.readCache.inc({ outcome: 'hit' });
+        return { key, rendered };
+      }
+    }
+    this.metrics.readCache.inc({ outcome: 'miss' });
+    return undefined;
   }
 
   /** Kept by ETag, or (an immutable body, whose `etag` it carries) by its read's path and parameters. */

@@ -109,3 +109,38 @@ describe('statements with bound parameters, in transactions of few round trips',
     expect(await rowsOf('only-one')).toEqual([]);
   });
 });
+
+describe('a statement run alone, outside a transaction', () => {
+  let single: Orm;
+  beforeAll(async () => {
+    // One connection, so every statement below meets the statements prepared before it.
+    single = await openOrm(inject('databaseUrl'), { poolMax: 1 });
+  });
+  afterAll(async () => {
+    await single.close();
+  });
+
+  it('is prepared once on its connection and then executed by name, planned no more on every run', async () => {
+    const select = statement(`select body from ${table} where id = ? and body <> ?`, ['prepared', 'x']);
+    await run(single.em.fork(), insert('prepared', 'planned once'));
+    for (let i = 0; i < 3; i++) expect(await run(single.em.fork(), select)).toEqual([{ body: 'planned once' }]);
+    const [prepared] = await run<{ runs: number }>(
+      single.em.fork(),
+      statement('select (generic_plans + custom_plans)::int as runs from pg_prepared_statements where statement = ?', [
+        `select body from ${table} where id = $1 and body <> $2`,
+      ]),
+    );
+    expect(prepared?.runs).toBe(3);
+  });
+
+  it('keeps answering when a migration changes the table under a prepared select *', async () => {
+    const scratch = `${table}_migrated`;
+    await single.em.fork().execute(`create table ${scratch} (id text primary key)`);
+    await single.em.fork().execute(`insert into ${scratch} values ('row')`);
+    const select = statement(`select * from ${scratch} where id = ?`, ['row']);
+    expect(await run(single.em.fork(), select)).toEqual([{ id: 'row' }]);
+    await single.em.fork().execute(`alter table ${scratch} add column note text default 'added'`);
+    expect(await run(single.em.fork(), select)).toEqual([{ id: 'row', note: 'added' }]);
+    await single.em.fork().execute(`drop table ${scratch}`);
+  });
+});

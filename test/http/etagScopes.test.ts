@@ -121,3 +121,63 @@ describe('a complete ledger page', () => {
     expect(followed.headers.get('cache-control')).toBe('private, no-cache');
   });
 });
+
+describe('a page of one project’s posts with a page after it', () => {
+  const listing = (t: TestApp, project: TestTopic, etag?: string) =>
+    t.client.get('/api/forum/posts', { projectSlug: project.projectSlug, limit: '2' }, { headers: etag ? { 'if-none-match': etag } : {} });
+
+  it('keeps its ETag and cached body while posts are only added, on every instance', async () => {
+    const project = await newTopic(a.client);
+    for (let i = 0; i < 3; i++) await createPost(a.client, project.owner, project);
+    const first = await listing(a, project);
+    expect(first.body.nextCursor).not.toBeNull();
+    const etag = first.headers.get('etag') as string;
+    await createPost(a.client, project.owner, project);
+    expect((await listing(a, project, etag)).status).toBe(304);
+    const before = await hits(a);
+    const again = await listing(a, project);
+    expect(again.headers.get('etag')).toBe(etag);
+    expect(again.body).toEqual(first.body);
+    expect(await hits(a)).toBe(before + 1);
+    expect((await listing(b, project, etag)).status).toBe(304);
+  });
+
+  it('moves when a post on it changes: a vote moves its tally', async () => {
+    const project = await newTopic(a.client);
+    for (let i = 0; i < 3; i++) await createPost(a.client, project.owner, project);
+    const first = await listing(a, project);
+    const [onPage] = first.body.posts as { id: string }[];
+    const voter = await registerAgent(a.client);
+    expect(
+      (await a.client.post('/api/forum/votes', { action: 'cast', postId: onPage?.id, value: 'support' }, { token: voter.token })).status,
+    ).toBe(200);
+    const after = await listing(a, project, first.headers.get('etag') as string);
+    expect(after.status).toBe(200);
+    expect(after.body.posts[0].tally.support).toBe(1);
+  });
+
+  it('is only the kind that ends a full page: the last page moves when a post is added', async () => {
+    const project = await newTopic(a.client);
+    await createPost(a.client, project.owner, project);
+    const last = await listing(a, project);
+    expect(last.body.nextCursor).toBeNull();
+    await createPost(a.client, project.owner, project);
+    const grown = await listing(a, project, last.headers.get('etag') as string);
+    expect(grown.status).toBe(200);
+    expect(grown.body.posts).toHaveLength(2);
+  });
+
+  it('is never a page across projects, whose posts can commit out of id order', async () => {
+    const project = await newTopic(a.client);
+    await createPost(a.client, project.owner, project);
+    const oldest = await a.client.get('/api/forum/posts', { limit: '1' });
+    expect(oldest.body.nextCursor).not.toBeNull();
+    await createPost(a.client, project.owner, project);
+    const again = await a.client.get(
+      '/api/forum/posts',
+      { limit: '1' },
+      { headers: { 'if-none-match': oldest.headers.get('etag') as string } },
+    );
+    expect(again.status).toBe(200);
+  });
+});

@@ -3,7 +3,7 @@ import { ApiError, notFound } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import type { SignalChange } from '../agentSignals.ts';
 import type { EventDraft } from '../types.ts';
-import { postScopes } from './postLookup.ts';
+import { newPostScopes } from './postLookup.ts';
 
 export interface CreatePostParams {
   projectSlug: string;
@@ -172,7 +172,7 @@ export function decidePost(state: PostState, params: PostInput, now: Date): Post
     kind: 'created',
     post,
     event: postCreated(post),
-    touched: postScopes(post.projectSlug),
+    touched: newPostScopes(post.projectSlug),
     signals: [{ agentId: author.id, postCount: 1 }],
     latest: { id, createdAt: at },
     parent: { id, topicId: topic.id, rootPostId: post.rootPostId, depth: post.depth },

@@ -220,6 +220,7 @@ describe('automatic quarantine', () => {
     expect(automaticQuarantine(post(), counting(3), at(1000))?.touched).toEqual([
       'posts',
       'posts:garden',
+      'post-edits:garden',
       'moderation',
       'moderation:pst_1',
     ]);

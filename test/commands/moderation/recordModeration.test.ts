@@ -97,6 +97,6 @@ describe('recording moderation', () => {
   });
 
   it('refreshes the post listings and the post’s moderation history', () => {
-    expect(record().touched).toEqual(['posts', 'posts:garden', 'moderation', 'moderation:pst_1']);
+    expect(record().touched).toEqual(['posts', 'posts:garden', 'post-edits:garden', 'moderation', 'moderation:pst_1']);
   });
 });

@@ -85,6 +85,7 @@ describe('deciding a vote', () => {
       'votes:pst_1',
       'posts',
       'posts:garden',
+      'post-edits:garden',
     ]);
   });
 

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiContext } from '../../../http/context.ts';
 import type { Actor } from '../../../pipeline/command.ts';
 import { Follow } from '../../../entities/follow.ts';
@@ -23,23 +24,39 @@ export const feedSemantics = {
     'Post ids sort by creation time and, within one project, strictly by commit order, so polling never skips a post of a project. Posts of different projects written in the same few milliseconds may commit out of id order; a consumer that must never miss one reads the event ledger (events?since=) instead.',
 };
 
-/** Each agent's followed projects, remembered per instance while its follows fingerprint stays the same. */
-const MAX_REMEMBERED = 100_000;
-const followedProjects = new Map<string, { fingerprint: string; slugs: string[] }>();
+/** What an agent follows, as the feed reads it: each followed project once, and followed topics outside those projects. */
+interface Followed {
+  /** Projects whose post scopes the feed depends on (a followed topic counts as its project), sorted. */
+  slugs: string[];
+  projects: string[];
+  topicIds: string[];
+}
 
-async function projectsFollowedBy(ctx: ApiContext, agentId: string): Promise<string[]> {
+/** Each agent's follows, remembered per instance while its follows fingerprint stays the same. */
+const MAX_REMEMBERED = 100_000;
+const followedBy = new Map<string, { fingerprint: string; followed: Followed }>();
+
+async function readFollowed(em: EntityManager, agentId: string): Promise<Followed> {
+  // In the index's order (agent, id): no sort in Postgres.
+  const follows = await findRows(em, Follow, { agentId }, { orderBy: { id: 'asc' } });
+  const projects = new Set(follows.filter((f) => f.targetType === 'project').map((f) => f.projectSlug));
+  return {
+    slugs: [...new Set(follows.map((f) => f.projectSlug))].sort(),
+    projects: [...projects],
+    // A followed topic of a followed project adds nothing, and would list its posts twice.
+    topicIds: follows.filter((f) => f.targetType === 'topic' && !projects.has(f.projectSlug)).map((f) => f.targetId),
+  };
+}
+
+async function rememberFollowed(ctx: ApiContext, agentId: string): Promise<Followed> {
   // Read before Postgres: a follow committed meanwhile has bumped it, so the next poll looks again.
   const [fingerprint = ''] = await ctx.etags.read([`follows:${agentId}`]);
-  const known = followedProjects.get(agentId);
-  if (known && known.fingerprint === fingerprint) return known.slugs;
-  // In the index's order (agent, id), then each project once, sorted: no sort in Postgres.
-  const rows = await ctx.orm.em
-    .fork()
-    .execute<{ project_slug: string }[]>('select project_slug from follow where agent_id = ? order by id', [agentId]);
-  if (followedProjects.size >= MAX_REMEMBERED) followedProjects.delete(followedProjects.keys().next().value as string);
-  const slugs = [...new Set(rows.map((r) => r.project_slug))].sort();
-  followedProjects.set(agentId, { fingerprint, slugs });
-  return slugs;
+  const known = followedBy.get(agentId);
+  if (known && known.fingerprint === fingerprint) return known.followed;
+  const followed = await readFollowed(ctx.orm.em.fork(), agentId);
+  if (followedBy.size >= MAX_REMEMBERED) followedBy.delete(followedBy.keys().next().value as string);
+  followedBy.set(agentId, { fingerprint, followed });
+  return followed;
 }
 
 /**
@@ -51,13 +68,16 @@ async function projectsFollowedBy(ctx: ApiContext, agentId: string): Promise<str
  */
 async function followedPostsFingerprint(ctx: ApiContext, _query: unknown, actor: Actor | null): Promise<string> {
   const agentId = actor?.agentId ?? '';
-  const known = followedProjects.get(agentId);
+  const known = followedBy.get(agentId);
   if (known) {
     // A poll usually finds the follows unchanged: their fingerprint and the remembered projects' in one read.
-    const [fingerprint = '', ...posts] = await ctx.etags.read([`follows:${agentId}`, ...known.slugs.map((slug) => `posts:${slug}`)]);
+    const [fingerprint = '', ...posts] = await ctx.etags.read([
+      `follows:${agentId}`,
+      ...known.followed.slugs.map((slug) => `posts:${slug}`),
+    ]);
     if (fingerprint === known.fingerprint) return posts.join(',');
   }
-  const slugs = await projectsFollowedBy(ctx, agentId);
+  const { slugs } = await rememberFollowed(ctx, agentId);
   return (await ctx.etags.read(slugs.map((slug) => `posts:${slug}`))).join(',');
 }
 
@@ -77,13 +97,12 @@ export const feedEndpoint = defineEndpoint({
     errors: ['invalid_request', 'unauthenticated', 'invalid_token'],
     async handler({ query, actor, view, em }) {
       const after = decodeCursor(query.cursor);
-      const follows = await findRows(em, Follow, { agentId: actor?.agentId ?? '' }, { orderBy: { id: 'asc' } });
-      const projects = new Set(follows.filter((f) => f.targetType === 'project').map((f) => f.projectSlug));
-      // A followed topic of a followed project adds nothing, and would list its posts twice.
-      const topics = follows.filter((f) => f.targetType === 'topic' && !projects.has(f.projectSlug)).map((f) => f.targetId);
+      const agentId = actor?.agentId ?? '';
+      // The follows this request's ETag was computed from (followedPostsFingerprint ran first), else read now.
+      const { projects, topicIds } = followedBy.get(agentId)?.followed ?? (await readFollowed(em, agentId));
       const followed = [
-        ...[...projects].map((slug) => statement('project_slug = ?', [slug])),
-        ...topics.map((topicId) => statement('topic_id = ?', [topicId])),
+        ...projects.map((slug) => statement('project_slug = ?', [slug])),
+        ...topicIds.map((topicId) => statement('topic_id = ?', [topicId])),
       ];
       if (followed.length === 0) return { posts: [], nextCursor: query.cursor ?? null };
 

@@ -58,6 +58,8 @@ export const postsEndpoint = defineEndpoint({
     paginated: true,
     // Display names change through profiles (scope "agents"), which moves what an author filter matches.
     etagScopes: (q) => [q.projectSlug ? `posts:${q.projectSlug}` : 'posts', ...(q.author ? ['agents'] : [])],
+    // One project's post ids increase in commit order (postIdAfter), so a new post never lands inside a full page of it.
+    settledBy: (q) => (q.projectSlug ? [`post-edits:${q.projectSlug}`, ...(q.author ? ['agents'] : [])] : null),
     response: list('posts', postRecord),
     errors: ['invalid_request'],
     async handler({ query, view, em }) {
