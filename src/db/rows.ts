@@ -47,7 +47,7 @@ function withTypes<T>(mapping: RowMapping, rows: Record<string, unknown>[]): T[]
  * methods), so a plain record of every property is the entity's type.
  */
 
-/** The rows `where` selects, through the query builder. */
+/** The rows `where` selects: the statement is the query builder's, run by `run` (so prepared, outside a transaction). */
 export async function findRows<T extends object>(
   em: EntityManager,
   entity: EntityName<T>,
@@ -56,7 +56,8 @@ export async function findRows<T extends object>(
 ): Promise<T[]> {
   const query = em.createQueryBuilder(entity).select('*').where(where).orderBy(options.orderBy);
   if (options.limit !== undefined) query.limit(options.limit);
-  return withTypes(mappingOf(em, entity), (await query.execute('all')) as Record<string, unknown>[]);
+  const { sql, params } = query.toQuery();
+  return rowsOf(em, entity, statement(sql, [...params]));
 }
 
 /** The rows of a statement that selects every column of the entity's table (`select *`). */
