@@ -123,20 +123,24 @@ export async function runRead(
     return answer(ctx, request, h, { key: found.key, rendered: found.rendered, etag: found.key, cacheControl: REVALIDATE }, ifNoneMatch);
 
   const handle = (em: EntityManager) => read.handler({ query, actor, view: query.view, em, now });
-  // A replica serves the body only once past the reader's own last commit and the commits behind its ETag (src/db/replicas.ts),
-  // the settled scopes' included: a body kept under a settled ETag outlives the other scopes' next moves.
-  // A freshness fingerprint (ledger head, tree size, ages) carries no commit position, so those reads stay on the primary.
-  const body = read.freshness ? await handle(db()) : await ctx.replicas.read(latestPosition(ownPosition, fingerprintsRead), db, handle);
-  const bytes = Buffer.from(JSON.stringify(envelope(request.path, true, body)));
-  if (read.immutable?.(query, body)) {
-    const final = { body: bytes, etag: etagOf(`${address}|${bytes.toString('base64')}`) };
-    ctx.renderedReads.set(address, final);
-    return answer(ctx, request, h, { key: address, rendered: final, etag: final.etag, cacheControl: IMMUTABLE }, ifNoneMatch);
-  }
-  const key = settledEtag && body.nextCursor != null ? settledEtag : etag;
-  const rendering = { body: bytes };
-  ctx.renderedReads.set(key, rendering);
-  return answer(ctx, request, h, { key, rendered: rendering, etag: key, cacheControl: REVALIDATE }, ifNoneMatch);
+  // Reads that miss together on one ETag (a listing that just moved, asked by many clients at once) share one render.
+  const rendered = await ctx.renderedReads.once(etag, async (): Promise<Answer> => {
+    // A replica serves the body only once past the reader's own last commit and the commits behind its ETag (src/db/replicas.ts),
+    // the settled scopes' included: a body kept under a settled ETag outlives the other scopes' next moves.
+    // A freshness fingerprint (ledger head, tree size, ages) carries no commit position, so those reads stay on the primary.
+    const body = read.freshness ? await handle(db()) : await ctx.replicas.read(latestPosition(ownPosition, fingerprintsRead), db, handle);
+    const bytes = Buffer.from(JSON.stringify(envelope(request.path, true, body)));
+    if (read.immutable?.(query, body)) {
+      const final = { body: bytes, etag: etagOf(`${address}|${bytes.toString('base64')}`) };
+      ctx.renderedReads.set(address, final);
+      return { key: address, rendered: final, etag: final.etag, cacheControl: IMMUTABLE };
+    }
+    const key = settledEtag && body.nextCursor != null ? settledEtag : etag;
+    const rendering = { body: bytes };
+    ctx.renderedReads.set(key, rendering);
+    return { key, rendered: rendering, etag: key, cacheControl: REVALIDATE };
+  });
+  return answer(ctx, request, h, rendered, ifNoneMatch);
 }
 
 interface Answer {

@@ -29,6 +29,8 @@ export interface Rendered {
 export class RenderedReads {
   private readonly answers: LRUCache<string, Rendered> | null;
   private readonly metrics: Metrics;
+  /** Renders under way, by the ETag they answer. */
+  private readonly rendering = new Map<string, Promise<unknown>>();
 
   constructor(maxBytes: number, metrics: Metrics) {
     this.metrics = metrics;
@@ -42,7 +44,7 @@ export class RenderedReads {
     metrics.watchReadCache(() => ({ bytes: this.answers?.calculatedSize ?? 0, entries: this.answers?.size ?? 0 }));
   }
 
-  /** The first of `keys` (ETags, most specific first) with a body kept, counted as one hit or one miss. */
+  /** The first of `keys` (ETags, most specific first) with a body kept, counted as a hit. */
   lookup(keys: string[]): { key: string; rendered: Rendered } | undefined {
     if (!this.answers) return undefined;
     for (const key of keys) {
@@ -52,8 +54,27 @@ export class RenderedReads {
         return { key, rendered };
       }
     }
-    this.metrics.readCache.inc({ outcome: 'miss' });
+    // Counted by `once`: a miss renders, or shares a render under way.
     return undefined;
+  }
+
+  /**
+   * `render`'s result, shared by every caller that asks for the same key
+   * while it runs: the clients that miss a listing together, right after
+   * it moved, cost one query and one rendering instead of one each. A
+   * failure is every waiter's. With the cache off, each caller renders.
+   */
+  once<T>(key: string, render: () => Promise<T>): Promise<T> {
+    if (!this.answers) return render();
+    const running = this.rendering.get(key) as Promise<T> | undefined;
+    if (running) {
+      this.metrics.readCache.inc({ outcome: 'shared' });
+      return running;
+    }
+    this.metrics.readCache.inc({ outcome: 'miss' });
+    const started = render().finally(() => this.rendering.delete(key));
+    this.rendering.set(key, started);
+    return started;
   }
 
   /** Kept by ETag, or (an immutable body, whose `etag` it carries) by its read's path and parameters. */

@@ -91,7 +91,7 @@ export class Metrics {
 
   readonly readCache = new Counter({
     name: 'agora_read_cache_total',
-    help: 'Full reads looked up among the bodies this API process rendered before, by outcome (hit, miss)',
+    help: 'Full reads by how this API process answered them: hit (a body rendered before), shared (a render another read had under way), miss (rendered for it)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

@@ -95,6 +95,18 @@ describe('rendered reads', () => {
   });
 });
 
+describe('reads that miss together', () => {
+  it('share one render: one miss, and every other read answered from it', async () => {
+    const outcome = async (name: string) => sample(await scrapeMetrics(b), 'agora_read_cache_total', `outcome="${name}"`);
+    expect((await write('moves the listing')).status).toBe(200);
+    const [misses, answered] = [await outcome('miss'), (await outcome('hit')) + (await outcome('shared'))];
+    const reads = await Promise.all(Array.from({ length: 10 }, () => listing(b.client)));
+    expect(new Set(reads.map((r) => r.headers.get('etag'))).size).toBe(1);
+    expect(await outcome('miss')).toBe(misses + 1);
+    expect((await outcome('hit')) + (await outcome('shared'))).toBe(answered + 9);
+  });
+});
+
 describe('the rendered-read bound', () => {
   it('keeps no more bytes of bodies than READ_CACHE_BYTES, whatever it is asked to keep', async () => {
     const small = await startTestApp({ OPERATOR_TOKEN: operatorToken, REDIS_PREFIX: a.settings.redisPrefix, READ_CACHE_BYTES: '8000' }, [
