@@ -201,7 +201,7 @@ export async function runScenario(scenario: Scenario): Promise<number> {
     ['unhandled Redis error events', unhandled, unhandled === 0],
     ['process exits the suite did not cause', exits, exits === 0],
     ['faults never recovered from', recovery.filter((r) => r.recoveredMs === null).length, recovery.every((r) => r.recoveredMs !== null)],
-    // CHAOS_BOUNDS=report prints the bounds' verdicts without failing on them (CI, until they hold on every run: docs/scaling.md).
+    // CHAOS_BOUNDS=report prints the bounds' verdicts without failing on them: for a machine loaded by other work (docs/scaling.md).
     [
       'faults with a gap over their bound',
       recovery.filter((r) => !r.ok).length,
@@ -218,8 +218,8 @@ export async function runScenario(scenario: Scenario): Promise<number> {
 
 /**
  * The alert checks, with a Prometheus (its rules' `for:` compressed 60×, scripts/topology/monitoring.ts): none
- * fires while nothing is wrong, and each fault pages every alert it should. Under CHAOS_BOUNDS=report (CI) the
- * second is printed, not failed, as the gap bounds are.
+ * fires while nothing is wrong, and each fault pages every alert it should. Under CHAOS_BOUNDS=report (a loaded
+ * machine) the second is printed, not failed, as the gap bounds are.
  */
 function alertRows(watched: boolean, firedWhenQuiet: number, alerts: ReturnType<typeof faultAlerts>[]): [string, number, boolean][] {
   if (!watched) return [];
