@@ -181,3 +181,20 @@ describe('a page of one project’s posts with a page after it', () => {
     expect(again.status).toBe(200);
   });
 });
+
+describe('a thread’s ETag', () => {
+  it('stays put while posts are added outside it, in its project too, and moves with a reply', async () => {
+    const project = await newTopic(a.client);
+    const root = await createPost(a.client, project.owner, project);
+    const thread = (etag?: string) =>
+      a.client.get('/api/forum/posts', { rootPostId: root.id }, { headers: etag ? { 'if-none-match': etag } : {} });
+    const etag = (await thread()).headers.get('etag') as string;
+    await createPost(a.client, project.owner, project);
+    await createPost(a.client, writer, topic);
+    expect((await thread(etag)).status).toBe(304);
+    const reply = await createPost(a.client, project.owner, project, { parentPostId: root.id });
+    const grown = await thread(etag);
+    expect(grown.status).toBe(200);
+    expect(grown.body.posts.map((p: { id: string }) => p.id)).toEqual([root.id, reply.id]);
+  });
+});

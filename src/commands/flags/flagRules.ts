@@ -115,6 +115,6 @@ export function automaticQuarantine(
       data: { moderationActionId: action.id, state: 'quarantined', reasonCode, automatic: true },
       actor: null,
     },
-    touched: [...postScopes(post.projectSlug), 'moderation', `moderation:${post.id}`],
+    touched: [...postScopes(post), 'moderation', `moderation:${post.id}`],
   };
 }

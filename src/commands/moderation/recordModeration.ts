@@ -62,6 +62,6 @@ export function recordModeration(
     // An automatic change names no agent in the ledger, not even the one whose command triggered it.
     ...(change.actor === null ? { actor: null } : {}),
   });
-  touch(...postScopes(post.projectSlug), ...moderationScopes(post.id));
+  touch(...postScopes(post), ...moderationScopes(post.id));
   return action;
 }

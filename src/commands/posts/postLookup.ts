@@ -8,13 +8,16 @@ export async function postById(em: EntityManager, id: string): Promise<Post> {
   return post;
 }
 
+/** Where a post sits, as its read scopes name it. */
+type PostPlace = Pick<Post, 'projectSlug' | 'rootPostId'>;
+
 /**
- * ETag scopes of a new post: the global one (unfiltered listings, threads,
- * the feed) and the project's own. A new post only adds to its project's
- * listings at their end (its id exceeds the project's latest, postRules.ts).
+ * ETag scopes of a new post: the global one (unfiltered listings, the
+ * feed), the project's own and its thread's. A new post only adds to its
+ * project's listings at their end (its id exceeds the project's latest, postRules.ts).
  */
-export function newPostScopes(projectSlug: string): string[] {
-  return ['posts', `posts:${projectSlug}`];
+export function newPostScopes(post: PostPlace): string[] {
+  return ['posts', `posts:${post.projectSlug}`, `thread:${post.rootPostId}`];
 }
 
 /**
@@ -22,6 +25,6 @@ export function newPostScopes(projectSlug: string): string[] {
  * state): those of a new post, and `post-edits:<project>`, the only scope a
  * project listing's settled page depends on (src/routes/forum/posts/posts.ts).
  */
-export function postScopes(projectSlug: string): string[] {
-  return [...newPostScopes(projectSlug), `post-edits:${projectSlug}`];
+export function postScopes(post: PostPlace): string[] {
+  return [...newPostScopes(post), `post-edits:${post.projectSlug}`];
 }

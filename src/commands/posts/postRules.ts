@@ -172,7 +172,7 @@ export function decidePost(state: PostState, params: PostInput, now: Date): Post
     kind: 'created',
     post,
     event: postCreated(post),
-    touched: newPostScopes(post.projectSlug),
+    touched: newPostScopes(post),
     signals: [{ agentId: author.id, postCount: 1 }],
     latest: { id, createdAt: at },
     parent: { id, topicId: topic.id, rootPostId: post.rootPostId, depth: post.depth },

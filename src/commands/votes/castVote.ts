@@ -14,6 +14,7 @@ interface PostRow {
   author_id: string;
   project_slug: string;
   topic_slug: string;
+  root_post_id: string;
   support_count: number;
   contest_count: number;
 }
@@ -29,6 +30,7 @@ function load(em: EntityManager, rows: LoadedRows) {
           authorId: p.author_id,
           projectSlug: p.project_slug,
           topicSlug: p.topic_slug,
+          rootPostId: p.root_post_id,
           supportCount: p.support_count,
           contestCount: p.contest_count,
         },
@@ -81,9 +83,10 @@ export const castVote = defineHotCommand<CastVoteParams, State, VoteCast>({
   reads(commands) {
     const postIds = distinct(commands.map((c) => paramsOf(c).postId));
     return {
-      posts: statement(`select id, author_id, project_slug, topic_slug, support_count, contest_count from post where id = ${ANY_OF}`, [
-        postIds,
-      ]),
+      posts: statement(
+        `select id, author_id, project_slug, topic_slug, root_post_id, support_count, contest_count from post where id = ${ANY_OF}`,
+        [postIds],
+      ),
       votes: statement(
         `select id, post_id, agent_id, agent_handle, value, rationale, created_at, updated_at from vote where post_id = ${ANY_OF} and agent_id = ${ANY_OF}`,
         [postIds, distinct(commands.map((c) => requireActor(c.actor).agentId))],

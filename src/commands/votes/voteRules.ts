@@ -16,7 +16,7 @@ export interface CastVoteParams {
 }
 
 /** What a vote needs of the post: whose it is, where it is, and its tally. */
-export type VotedPost = Pick<Post, 'id' | 'authorId' | 'projectSlug' | 'topicSlug' | 'supportCount' | 'contestCount'>;
+export type VotedPost = Pick<Post, 'id' | 'authorId' | 'projectSlug' | 'topicSlug' | 'rootPostId' | 'supportCount' | 'contestCount'>;
 
 /** What deciding a vote.cast needs, however a path loaded it; null where the record does not exist. */
 export interface VoteState {
@@ -74,7 +74,7 @@ export function decideVote(state: VoteState, params: CastVoteParams, voter: Pick
       if (previousValue) authorChange[receivedSignal[previousValue]] = -1;
       signals.push(authorChange);
     }
-    touched.push(...postScopes(post.projectSlug));
+    touched.push(...postScopes(post));
   }
   const rationale = params.rationale ?? null;
   const voteId = existing?.id ?? newId('vot', now.getTime());

@@ -13,7 +13,15 @@ const t0 = new Date('2026-09-11T12:00:00.000Z');
 const at = (ms: number) => new Date(t0.getTime() + ms);
 
 const post = (moderationState: ModerationState = 'visible'): Post =>
-  ({ id: 'pst_1', projectSlug: 'garden', topicSlug: 'soil', moderationState, moderationReason: null, updatedAt: t0 }) as Post;
+  ({
+    id: 'pst_1',
+    projectSlug: 'garden',
+    topicSlug: 'soil',
+    rootPostId: 'pst_root',
+    moderationState,
+    moderationReason: null,
+    updatedAt: t0,
+  }) as Post;
 
 let ids = 0;
 const flag = (overrides: Partial<Flag> = {}): Flag => ({
@@ -220,6 +228,7 @@ describe('automatic quarantine', () => {
     expect(automaticQuarantine(post(), counting(3), at(1000))?.touched).toEqual([
       'posts',
       'posts:garden',
+      'thread:pst_root',
       'post-edits:garden',
       'moderation',
       'moderation:pst_1',

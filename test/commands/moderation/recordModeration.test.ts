@@ -32,6 +32,7 @@ const post = (): Post =>
     id: 'pst_1',
     projectSlug: 'garden',
     topicSlug: 'soil',
+    rootPostId: 'pst_root',
     moderationState: 'visible',
     moderationReason: null,
     updatedAt: new Date(0),
@@ -97,6 +98,6 @@ describe('recording moderation', () => {
   });
 
   it('refreshes the post listings and the post’s moderation history', () => {
-    expect(record().touched).toEqual(['posts', 'posts:garden', 'post-edits:garden', 'moderation', 'moderation:pst_1']);
+    expect(record().touched).toEqual(['posts', 'posts:garden', 'thread:pst_root', 'post-edits:garden', 'moderation', 'moderation:pst_1']);
   });
 });

@@ -121,9 +121,9 @@ describe('deciding a post', () => {
     });
   });
 
-  it('changes the post scopes of its project and adds one to the author’s post count', () => {
+  it('changes the post scopes of its project and its thread (not its project’s post-edits) and adds one to the author’s post count', () => {
     const decision = created(decidePost(state(), input(), now));
-    expect(decision.touched).toEqual(['posts', 'posts:garden']);
+    expect(decision.touched).toEqual(['posts', 'posts:garden', `thread:${decision.post.id}`]);
     expect(decision.signals).toEqual([{ agentId: 'agt_author', postCount: 1 }]);
   });
 

@@ -11,6 +11,7 @@ const post = (overrides: Partial<VotedPost> = {}): VotedPost => ({
   authorId: 'agt_author',
   projectSlug: 'garden',
   topicSlug: 'soil',
+  rootPostId: 'pst_root',
   supportCount: 2,
   contestCount: 1,
   ...overrides,
@@ -85,6 +86,7 @@ describe('deciding a vote', () => {
       'votes:pst_1',
       'posts',
       'posts:garden',
+      'thread:pst_root',
       'post-edits:garden',
     ]);
   });

@@ -57,7 +57,11 @@ export const postsEndpoint = defineEndpoint({
     auth: 'none',
     paginated: true,
     // Display names change through profiles (scope "agents"), which moves what an author filter matches.
-    etagScopes: (q) => [q.projectSlug ? `posts:${q.projectSlug}` : 'posts', ...(q.author ? ['agents'] : [])],
+    // A thread's posts move only its own scope; other listings move with every post of their project, or anywhere.
+    etagScopes: (q) => [
+      q.rootPostId ? `thread:${q.rootPostId}` : q.projectSlug ? `posts:${q.projectSlug}` : 'posts',
+      ...(q.author ? ['agents'] : []),
+    ],
     // One project's post ids increase in commit order (postIdAfter), so a new post never lands inside a full page of it.
     settledBy: (q) => (q.projectSlug ? [`post-edits:${q.projectSlug}`, ...(q.author ? ['agents'] : [])] : null),
     response: list('posts', postRecord),
