@@ -3,7 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { createPost } from '../../../commands/posts/createPost.ts';
 import type { CreatePostParams } from '../../../commands/posts/postRules.ts';
 import { MAX_THREAD_DEPTH, Post, stances } from '../../../entities/post.ts';
-import { findRows } from '../../../db/rows.ts';
+import { rowsOf } from '../../../db/rows.ts';
+import { ANY_OF, statement } from '../../../db/statements.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, flagParam, idParam, slugParam, textLimits } from '../../../http/params.ts';
@@ -68,14 +69,22 @@ export const postsEndpoint = defineEndpoint({
     errors: ['invalid_request'],
     async handler({ query, view, em }) {
       const after = decodeCursor(query.cursor);
-      const where: Record<string, unknown> = { depth: { $lte: query.maxDepth } };
-      if (query.projectSlug) where.projectSlug = query.projectSlug;
-      if (query.topicSlug) where.topicSlug = query.topicSlug;
+      // Written out rather than through the query builder, which cost an uncached listing a sixth of its CPU.
+      const where = [statement('depth <= ?', [query.maxDepth])];
+      if (query.projectSlug) where.push(statement('project_slug = ?', [query.projectSlug]));
+      if (query.topicSlug) where.push(statement('topic_slug = ?', [query.topicSlug]));
       // Only a root post roots a thread: an id naming no post, or a reply, lists nothing (200, as every filter that matches nothing).
-      if (query.rootPostId) where.rootPostId = query.rootPostId;
-      if (query.author) where.authorId = { $in: await authorIds(em, query.author) };
-      if (after) where.id = { $gt: after };
-      const rows = await findRows(em, Post, where, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
+      if (query.rootPostId) where.push(statement('root_post_id = ?', [query.rootPostId]));
+      if (query.author) where.push(statement(`author_id = ${ANY_OF}`, [await authorIds(em, query.author)]));
+      if (after) where.push(statement('id > ?', [after]));
+      const rows = await rowsOf(
+        em,
+        Post,
+        statement(`select * from post where ${where.map((c) => c.sql).join(' and ')} order by id asc limit ?`, [
+          ...where.flatMap((c) => c.params),
+          query.limit + 1,
+        ]),
+      );
       const { items, nextCursor } = page(rows, query.limit);
       return { posts: items.map((p) => presentPost(p, view)), nextCursor };
     },
