@@ -35,10 +35,10 @@ const ratio = (c: CacheCounts | undefined) => (c && c.hits + c.misses > 0 ? `${(
  * that the cache could not answer costs. That is the run's CPU less the same
  * writes alone (`writes-alone`, same rate and duration) and less its hits at
  * the quiet run's CPU per read (a quiet run is all hits), over the misses.
- * Printed as measured, and only when at least 1% of the reads missed: below
- * that, the misses' CPU is smaller than the run-to-run spread of the writes'
- * own, and the figure is noise (READ_CACHE_BYTES=0, every read a miss,
- * measures a miss directly: docs/benchmarks.md).
+ * Printed as measured, marked `*` when under 1% of the reads missed: then
+ * the misses' CPU is smaller than the run-to-run spread of the writes' own,
+ * and the figure is noise (READ_CACHE_BYTES=0, every read a miss, measures a
+ * miss directly: docs/benchmarks.md).
  */
 export function reportReadsWhileWriting(results: BenchResult[], cache: Map<string, CacheCounts>): void {
   const byName = new Map(results.map((r) => [r.name, r]));
@@ -51,10 +51,10 @@ export function reportReadsWhileWriting(results: BenchResult[], cache: Map<strin
     const busyCpu = cpuTotals(busy);
     const writesCpu = alone ? cpuTotals(alone) : null;
     const perMiss = (group: ProcessGroup) =>
-      misses >= MEASURABLE_MISSES * busy.requests && writesCpu && quiet
-        ? (busyCpu[group] - writesCpu[group] - hits * quiet.cpuPerRequest[group]) / misses
-        : Number.NaN;
+      misses > 0 && writesCpu && quiet ? (busyCpu[group] - writesCpu[group] - hits * quiet.cpuPerRequest[group]) / misses : Number.NaN;
     const apiAndPg = perMiss('api') + perMiss('pgPrimary');
+    const noise = misses < MEASURABLE_MISSES * busy.requests ? '*' : '';
+    const shown = (ms: number) => (Number.isNaN(ms) ? '-' : `${ms.toFixed(3)}${noise}`);
     rows.push([
       name,
       quiet ? String(quiet.requestsPerSecond) : '-',
@@ -64,13 +64,14 @@ export function reportReadsWhileWriting(results: BenchResult[], cache: Map<strin
       ratio(cache.get(name)),
       ratio(cache.get(busy.name)),
       String(misses),
-      ...(['api', 'pgPrimary', 'redisMasters'] as ProcessGroup[]).map((g) => (Number.isNaN(perMiss(g)) ? '-' : perMiss(g).toFixed(3))),
-      Number.isNaN(apiAndPg) ? '-' : apiAndPg.toFixed(3),
+      ...(['api', 'pgPrimary', 'redisMasters'] as ProcessGroup[]).map((g) => shown(perMiss(g))),
+      shown(apiAndPg),
     ]);
   }
   if (rows.length === 0) return;
   console.log(
-    '\nReads while writing (CPU ms per read miss: the run less writes-alone and its hits at the quiet CPU per read, over the misses):',
+    '\nReads while writing (CPU ms per read miss: the run less writes-alone and its hits at the quiet CPU per read, over the misses; ' +
+      "* under 1% of the reads missed, and the figure is within the spread of the writes' own CPU):",
   );
   console.log(
     table(
