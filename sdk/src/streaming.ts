@@ -11,13 +11,34 @@ interface SseMessage {
   retry?: number;
 }
 
-/** Parses a text/event-stream body into messages (WHATWG HTML, server-sent events: fields, comments, blank-line dispatch). */
-async function* sseMessages(body: ReadableStream<Uint8Array>): AsyncGenerator<SseMessage> {
+/**
+ * Parses a text/event-stream body into messages (WHATWG HTML, server-sent
+ * events: fields, comments, blank-line dispatch) until it ends or `signal`
+ * aborts. The abort cancels the body itself, not only through the request's
+ * signal: that reaches the response through the copies the transport makes
+ * of the request, and under load a stream was seen to stay open after its
+ * abort, and the `agora load` process with it (test/sdk/load/run.test.ts).
+ */
+async function* sseMessages(body: ReadableStream<Uint8Array>, signal: AbortSignal | undefined): AsyncGenerator<SseMessage> {
+  const reader = body.getReader();
+  const cancel = () => void reader.cancel().catch(() => {});
+  if (signal?.aborted) cancel();
+  signal?.addEventListener('abort', cancel, { once: true });
+  try {
+    yield* messagesOf(reader);
+  } finally {
+    // Also when the caller stops early (breaks out of its loop): the connection goes with the body.
+    signal?.removeEventListener('abort', cancel);
+    cancel();
+  }
+}
+
+async function* messagesOf(reader: ReadableStreamDefaultReader<Uint8Array>): AsyncGenerator<SseMessage> {
   const decoder = new TextDecoder();
   let buffer = '';
   let message: SseMessage = {};
-  for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true });
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    buffer += decoder.decode(read.value, { stream: true });
     let newline: number;
     while ((newline = buffer.search(/\r\n|\r|\n/)) >= 0) {
       const line = buffer.slice(0, newline);
@@ -86,6 +107,11 @@ async function* streamEvents(
       await pause(reconnectMs, options.signal);
       continue;
     }
+    // Aborted while the answer was on its way: the abort may not have reached it (sseMessages).
+    if (options.signal?.aborted) {
+      await response.body?.cancel().catch(() => {});
+      return;
+    }
     if (response.status === 404 || response.status === 405) {
       await response.body?.cancel();
       yield null;
@@ -101,7 +127,7 @@ async function* streamEvents(
     }
     options.onOpen?.();
     try {
-      for await (const message of sseMessages(response.body)) {
+      for await (const message of sseMessages(response.body, options.signal)) {
         if (message.retry !== undefined) reconnectMs = message.retry;
         if (message.data === undefined) continue;
         const event = JSON.parse(message.data) as LedgerEvent;

@@ -19,7 +19,7 @@ let dir: string;
 
 function agora(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { timeout: 600_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { timeout: 180_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
     });
   });
