@@ -152,7 +152,10 @@ export async function runScenario(scenario: Scenario): Promise<number> {
       )
     : [];
   const projects = topics.map((topic) => topic.projectSlug);
-  // The steady state: from a second in (connections warm) to the first fault.
+  // The steady state: from a second in (connections warm) to the first fault. A fault's window is compared with it
+  // as the longest of two samples of the same jitter, which differ by tens of ms with no fault at all: an etcd
+  // member's loss (bound 0) measured 246 ms against a steady 235 in a CI run, and 608 against 602 before.
+  const JITTER_MS = 100;
   const steadyGap = longestGap(load.counters.successes, projects, 1000, injected[0]?.at ?? span);
   const recovery = injected.map((fault, i) => {
     const first = load.counters.successes.filter((s) => s.sentAt >= fault.at).reduce((min, s) => Math.min(min, s.doneAt), Infinity);
@@ -163,7 +166,7 @@ export async function runScenario(scenario: Scenario): Promise<number> {
       recoveredMs: Number.isFinite(first) ? first - fault.at : null,
       gap,
       bound,
-      ok: bound === undefined || gap <= bound + steadyGap,
+      ok: bound === undefined || gap <= bound + steadyGap + JITTER_MS,
     };
   });
   const unhandled = scenario.processes.reduce((n, p) => n + p.unhandledErrors, 0);
@@ -173,7 +176,7 @@ export async function runScenario(scenario: Scenario): Promise<number> {
   console.log(`\nchaos: ${seconds}s of writes by ${clients} clients, ${scenario.setting}`);
   console.log(`steady state before the first fault: the longest any project went without an acknowledged write was ${steadyGap} ms`);
   console.log(
-    '| fault | longest gap (ms) | bound (ms, beyond the steady state) | first write sent after it acknowledged (ms) | ok |\n|---|---|---|---|---|',
+    `| fault | longest gap (ms) | bound (ms, beyond the steady state, + ${JITTER_MS} ms of jitter) | first write sent after it acknowledged (ms) | ok |\n|---|---|---|---|---|`,
   );
   for (const r of recovery)
     console.log(`| ${r.fault} | ${r.gap} | ${r.bound ?? '-'} | ${r.recoveredMs ?? 'never'} | ${r.ok ? 'yes' : 'NO'} |`);
