@@ -173,9 +173,9 @@ async function topology(): Promise<number> {
       faults: [
         {
           at: at(STEADY_SECONDS),
-          name: 'kill -9 one etcd member (rejoins after 5 s)',
+          name: "kill -9 etcd's leader (rejoins after 5 s)",
           maxGapMs: 0,
-          inject: () => t.postgres.bounceEtcd(t.postgres.etcd[0] as (typeof t.postgres.etcd)[number], 5000),
+          inject: async () => t.postgres.bounceEtcd(await t.postgres.etcdLeader(), 5000),
         },
         {
           at: at(STEADY_SECONDS + 8),

@@ -147,12 +147,20 @@ export class WriteLoad {
  * the projects it stalled. A project with no acknowledgement in the window
  * counts the whole window.
  */
-export function longestGap(successes: LoadCounters['successes'], projects: string[], from: number, to: number): number {
-  let longest = 0;
+export function longestGap(
+  successes: LoadCounters['successes'],
+  projects: string[],
+  from: number,
+  to: number,
+): { ms: number; startedAt: number } {
+  const longest = { ms: 0, startedAt: from };
   for (const project of projects) {
     const times = successes.filter((s) => s.projectSlug === project && s.doneAt > from && s.doneAt <= to).map((s) => s.doneAt);
     const marks = [from, ...times.sort((a, b) => a - b), to];
-    for (let i = 1; i < marks.length; i++) longest = Math.max(longest, (marks[i] as number) - (marks[i - 1] as number));
+    for (let i = 1; i < marks.length; i++) {
+      const ms = (marks[i] as number) - (marks[i - 1] as number);
+      if (ms > longest.ms) Object.assign(longest, { ms, startedAt: marks[i - 1] as number });
+    }
   }
   return longest;
 }

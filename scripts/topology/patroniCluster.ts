@@ -236,6 +236,21 @@ export class PatroniCluster {
     if (postmaster) process.kill(postmaster, 'SIGKILL');
   }
 
+  /** The etcd member that is Raft's leader now: its loss costs an election, the worst an etcd member's loss does. */
+  async etcdLeader(): Promise<EtcdMember> {
+    const statuses = await Promise.all(
+      this.etcd.map((m) =>
+        fetch(`http://127.0.0.1:${m.clientPort}/v3/maintenance/status`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(1000) })
+          .then((r) => r.json() as Promise<{ header: { member_id: string }; leader: string }>)
+          .catch(() => null),
+      ),
+    );
+    const leaderId = statuses.find((s) => s?.leader)?.leader;
+    const member = this.etcd[statuses.findIndex((s) => s?.header.member_id === leaderId)];
+    if (!member) throw new Error('etcd: no member is the leader');
+    return member;
+  }
+
   /** SIGKILL one etcd member, then start it again with its data (it rejoins). */
   async bounceEtcd(member: EtcdMember, downMs: number): Promise<void> {
     member.child?.kill('SIGKILL');

@@ -1,11 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
 
 /**
- * Failover timings, as tight as Patroni 3.0 accepts (ttl at least loop_wait +
- * 2 × retry_timeout): a dead leader's key lapses after `ttl` seconds and a
- * replica checks every `loop_wait`. Later Patroni releases refuse a ttl under 20.
+ * Failover timings: a dead leader's key lapses after `ttl` seconds and a replica checks every `loop_wait`.
+ * `retry_timeout` is how long the leader may fail to reach etcd before it demotes itself, so it must outlast
+ * an etcd election after etcd's own leader dies: 3 s did not under load (a Patroni leader change, 3.5 s
+ * without writes), and its keepalive already took 2.5 s of those 3 in a quiet repro. `ttl` is then the
+ * least Patroni 3.0 accepts for it (at least loop_wait + 2 × retry_timeout); later releases refuse one under 20.
  */
-const FAILOVER_TIMINGS = { ttl: 10, loop_wait: 1, retry_timeout: 3 } as const;
+const FAILOVER_TIMINGS = { ttl: 11, loop_wait: 1, retry_timeout: 5 } as const;
 
 export interface Member {
   name: string;
