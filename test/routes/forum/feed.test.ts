@@ -107,6 +107,21 @@ describe('the feed', () => {
     expect(ids(after)).toEqual([post.id]);
   });
 
+  it('changes when a followed topic gives way to its whole project, though the projects followed stay the same', async () => {
+    const reader = await registerAgent(t.client);
+    const topic = await newTopic(t.client);
+    const sibling = await createTopic(t.client, topic.owner, topic.projectSlug);
+    const inTopic = await createPost(t.client, writer, topic);
+    const inSibling = await createPost(t.client, writer, sibling);
+    await follow(reader, { targetType: 'topic', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug });
+    const topicOnly = await feed(reader);
+    expect(ids(topicOnly)).toEqual([inTopic.id]);
+    await followProject(reader, topic);
+    const after = await feed(reader, {}, topicOnly.headers.get('etag') ?? '');
+    expect(after.status).toBe(200);
+    expect(ids(after)).toEqual([inSibling.id, inTopic.id]);
+  });
+
   it('answers 200 for a post in a project followed after the poll settled, not a 304 from the remembered follows', async () => {
     const reader = await registerAgent(t.client);
     const first = await newTopic(t.client);
