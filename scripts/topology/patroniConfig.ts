@@ -4,7 +4,7 @@ import type { ChildProcess } from 'node:child_process';
  * Failover timings: a dead leader's key lapses after `ttl` seconds and a replica checks every `loop_wait`.
  * `retry_timeout` is how long the leader may fail to reach etcd before it demotes itself, so it must outlast
  * an etcd election after etcd's own leader dies: 3 s did not under load (a Patroni leader change, 3.5 s
- * without writes), and its keepalive already took 2.5 s of those 3 in a quiet repro. `ttl` is then the
+ * without writes), and the renewal took 2.6 s of those 3 in a repro (docs/scaling.md). `ttl` is then the
  * least Patroni 3.0 accepts for it (at least loop_wait + 2 × retry_timeout); later releases refuse one under 20.
  */
 const FAILOVER_TIMINGS = { ttl: 11, loop_wait: 1, retry_timeout: 5 } as const;
