@@ -48,16 +48,7 @@ async function readFollowed(em: EntityManager, agentId: string): Promise<Followe
   };
 }
 
-async function rememberFollowed(ctx: ApiContext, agentId: string): Promise<{ fingerprint: string; followed: Followed }> {
-  // Read before Postgres: a follow committed meanwhile has bumped it, so the next poll looks again.
-  const [fingerprint = ''] = await ctx.etags.read([`follows:${agentId}`]);
-  const known = followedBy.get(agentId);
-  if (known && known.fingerprint === fingerprint) return known;
-  const remembered = { fingerprint, followed: await readFollowed(ctx.orm.em.fork(), agentId) };
-  if (followedBy.size >= MAX_REMEMBERED) followedBy.delete(followedBy.keys().next().value as string);
-  followedBy.set(agentId, remembered);
-  return remembered;
-}
+const followedPostScopes = (followed: Followed | undefined) => (followed?.slugs ?? []).map((slug) => `posts:${slug}`);
 
 /**
  * The feed depends on the post scopes of the followed projects (a followed
@@ -71,16 +62,14 @@ async function rememberFollowed(ctx: ApiContext, agentId: string): Promise<{ fin
 async function followedPostsFingerprint(ctx: ApiContext, _query: unknown, actor: Actor | null): Promise<string> {
   const agentId = actor?.agentId ?? '';
   const known = followedBy.get(agentId);
-  if (known) {
-    // A poll usually finds the follows unchanged: their fingerprint and the remembered projects' in one read.
-    const [fingerprint = '', ...posts] = await ctx.etags.read([
-      `follows:${agentId}`,
-      ...known.followed.slugs.map((slug) => `posts:${slug}`),
-    ]);
-    if (fingerprint === known.fingerprint) return `${fingerprint}|${posts.join(',')}`;
-  }
-  const { fingerprint, followed } = await rememberFollowed(ctx, agentId);
-  return `${fingerprint}|${(await ctx.etags.read(followed.slugs.map((slug) => `posts:${slug}`))).join(',')}`;
+  // A poll usually finds the follows unchanged: their fingerprint and the remembered projects' in one read.
+  const [fingerprint = '', ...posts] = await ctx.etags.read([`follows:${agentId}`, ...followedPostScopes(known?.followed)]);
+  if (known?.fingerprint === fingerprint) return `${fingerprint}|${posts.join(',')}`;
+  // The fingerprint was read before Postgres: a follow committed meanwhile has bumped it, so the next poll looks again.
+  const followed = await readFollowed(ctx.orm.em.fork(), agentId);
+  if (followedBy.size >= MAX_REMEMBERED) followedBy.delete(followedBy.keys().next().value as string);
+  followedBy.set(agentId, { fingerprint, followed });
+  return `${fingerprint}|${(await ctx.etags.read(followedPostScopes(followed))).join(',')}`;
 }
 
 export const feedEndpoint = defineEndpoint({
