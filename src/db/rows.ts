@@ -3,8 +3,10 @@ import type { EntityName, QueryOrderMap } from '@mikro-orm/core';
 import { run } from './postgres.ts';
 import { statement, type Statement } from './statements.ts';
 
-/** How one entity's columns become its properties, worked out once from its metadata. */
+/** How one entity's columns (all, or those of some properties) become its properties, worked out once from its metadata. */
 interface RowMapping {
+  /** The select list: `*`, or the properties' columns. */
+  columns: string;
   /** A row's record: its columns under their properties' names. */
   record: (row: Record<string, unknown>) => Record<string, unknown>;
   /** Declared numbers that Postgres sends as text (int8, numeric). */
@@ -15,19 +17,24 @@ interface RowMapping {
 
 const mappings = new Map<string, RowMapping>();
 
-function mappingOf<T extends object>(em: EntityManager, entity: EntityName<T>): RowMapping {
+function mappingOf<T extends object>(em: EntityManager, entity: EntityName<T>, properties?: readonly string[]): RowMapping {
   const meta = em.getMetadata().find(entity);
   if (!meta) throw new Error(`no metadata for ${String(entity)}`);
-  let mapping = mappings.get(meta.className);
+  const key = properties ? `${meta.className}:${properties.join(',')}` : meta.className;
+  let mapping = mappings.get(key);
   if (!mapping) {
+    const props = meta.props.filter((prop) => prop.fieldNames?.length === 1 && (!properties || properties.includes(prop.name)));
+    if (properties && props.length !== properties.length)
+      throw new Error(`${meta.className} has no column for some of ${properties.join(', ')}`);
     mapping = {
-      record: recordOf(meta.props.filter((prop) => prop.fieldNames?.length === 1).map((prop) => [prop.name, prop.fieldNames[0] as string])),
-      numbers: meta.props
+      columns: properties ? props.map((prop) => `"${prop.fieldNames[0]}"`).join(', ') : '*',
+      record: recordOf(props.map((prop) => [prop.name, prop.fieldNames[0] as string])),
+      numbers: props
         .filter((prop) => prop.runtimeType === 'number' && prop.columnTypes.some((type) => type === 'bigint' || type.startsWith('numeric')))
         .map((prop) => prop.name),
-      dates: meta.props.filter((prop) => prop.runtimeType === 'Date').map((prop) => prop.name),
+      dates: props.filter((prop) => prop.runtimeType === 'Date').map((prop) => prop.name),
     };
-    mappings.set(meta.className, mapping);
+    mappings.set(key, mapping);
   }
   return mapping;
 }
@@ -56,7 +63,7 @@ function withTypes<T>(mapping: RowMapping, rows: Record<string, unknown>[]): T[]
  * properties (its own column names and types) instead of entities: hydrating
  * entities into the identity map cost a listing more CPU than its query and
  * its rendering together. The entities here are data only (defineEntity, no
- * methods), so a plain record of every property is the entity's type.
+ * methods), so a plain record of every property (or of some) is the entity's type (or a Pick of it).
  */
 
 /** The rows `where` selects: the statement is the query builder's, run by `run` (so prepared, outside a transaction). */
@@ -69,13 +76,34 @@ export async function findRows<T extends object>(
   const query = em.createQueryBuilder(entity).select('*').where(where).orderBy(options.orderBy);
   if (options.limit !== undefined) query.limit(options.limit);
   const { sql, params } = query.toQuery();
-  return rowsOf(em, entity, statement(sql, [...params]));
+  return rowsOf(em, entity, () => statement(sql, [...params]));
 }
 
-/** The rows of a statement that selects every column of the entity's table (`select *`). */
-export async function rowsOf<T extends object>(em: EntityManager, entity: EntityName<T>, select: Statement): Promise<T[]> {
-  const mapping = mappingOf(em, entity);
-  const rows = await run(em, select);
+/**
+ * The rows of a statement written for a select list (`select(columns)`):
+ * every column of the entity's table, or only those of `properties`, which
+ * a view that shows part of a row asks for (fewer columns are fewer values
+ * for pg to decode, the bulk of an uncached listing's CPU).
+ */
+export async function rowsOf<T extends object>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  select: (columns: string) => Statement,
+): Promise<T[]>;
+export async function rowsOf<T extends object, K extends keyof T & string>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  select: (columns: string) => Statement,
+  properties: readonly K[] | undefined,
+): Promise<Pick<T, K>[]>;
+export async function rowsOf<T extends object>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  select: (columns: string) => Statement,
+  properties?: readonly string[],
+): Promise<T[]> {
+  const mapping = mappingOf(em, entity, properties);
+  const rows = await run(em, select(mapping.columns));
   return withTypes(mapping, rows.map(mapping.record));
 }
 
@@ -85,8 +113,8 @@ export async function rowsOf<T extends object>(em: EntityManager, entity: Entity
  * own ordered, limited subquery, so Postgres merges index scans (Merge
  * Append) instead of collecting every match and sorting it.
  */
-export function mergedBranches(table: string, branches: Statement[], order: string, limit: number): Statement {
-  const subqueries = branches.map((branch) => `(select * from "${table}" where ${branch.sql} order by ${order} limit ?)`);
+export function mergedBranches(table: string, branches: Statement[], order: string, limit: number, columns = '*'): Statement {
+  const subqueries = branches.map((branch) => `(select ${columns} from "${table}" where ${branch.sql} order by ${order} limit ?)`);
   return statement(`select * from (${subqueries.join(' union all ')}) merged order by ${order} limit ?`, [
     ...branches.flatMap((branch) => [...branch.params, limit]),
     limit,

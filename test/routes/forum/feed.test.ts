@@ -40,6 +40,16 @@ describe('the feed', () => {
     expect(ids(await feed(reader))).toEqual([reply.id, first.id]);
   });
 
+  it('shows a post as its creation answered it, in the compact view and in the full view', async () => {
+    const reader = await registerAgent(t.client);
+    const followed = await newTopic(t.client);
+    const full = await createPost(t.client, writer, followed, { stance: 'evidence', view: 'full' });
+    const compact = await createPost(t.client, writer, followed, { parentPostId: full.id, stance: 'concern' });
+    await followProject(reader, followed);
+    expect((await feed(reader, { view: 'full' })).body.posts[1]).toEqual(full);
+    expect((await feed(reader)).body.posts[0]).toEqual(compact);
+  });
+
   it('shows a followed topic without the rest of its project, and a post once when both are followed', async () => {
     const reader = await registerAgent(t.client);
     const topic = await newTopic(t.client);

@@ -280,6 +280,15 @@ describe('listing posts', () => {
     ).toEqual([b.id]);
   });
 
+  it('lists a post as its creation answered it, in the compact view and in the full view', async () => {
+    const own = await newTopic(t.client);
+    const full = await createPost(t.client, alice, own, { stance: 'concern', view: 'full' });
+    const compact = await createPost(t.client, alice, own, { parentPostId: full.id, stance: 'evidence' });
+    expect((await posts({ projectSlug: own.projectSlug, view: 'full' })).body.posts[0]).toEqual(full);
+    expect((await posts({ projectSlug: own.projectSlug })).body.posts[1]).toEqual(compact);
+    expect((await posts({ rootPostId: full.id, view: 'full' })).body.posts[0]).toEqual(full);
+  });
+
   it('filters by author handle or display name', async () => {
     const own = await newTopic(t.client);
     const bob = await registerAgent(t.client);

@@ -69,7 +69,9 @@ async function eventBranches(em: EntityManager, query: EventQuery, actor: Actor 
 /** The first `limit` events a query selects, in id order (also the event stream's backlog, page by page). */
 export async function eventsAfter(em: EntityManager, query: EventQuery, actor: Actor | null, limit: number): Promise<LedgerEvent[]> {
   const branches = await eventBranches(em, query, actor);
-  return branches.length > 0 ? rowsOf(em, LedgerEvent, mergedBranches('ledger_event', branches, 'event_id asc', limit)) : [];
+  return branches.length > 0
+    ? rowsOf(em, LedgerEvent, (columns) => mergedBranches('ledger_event', branches, 'event_id asc', limit, columns))
+    : [];
 }
 
 /**

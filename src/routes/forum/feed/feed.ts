@@ -8,7 +8,7 @@ import { findRows, mergedBranches, rowsOf } from '../../../db/rows.ts';
 import { statement } from '../../../db/statements.ts';
 import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, encodeCursor } from '../../../http/pagination.ts';
-import { postRecord, presentPost } from '../../../views/post.ts';
+import { postPropertiesFor, postRecord, presentPost } from '../../../views/post.ts';
 import { list } from '../../../views/schema.ts';
 
 /** How the feed pages and polls; published verbatim in the discovery document. */
@@ -98,15 +98,17 @@ export const feedEndpoint = defineEndpoint({
       ];
       if (followed.length === 0) return { posts: [], nextCursor: query.cursor ?? null };
 
-      const page = after
-        ? mergedBranches(
-            'post',
-            followed.map((branch) => statement(`${branch.sql} and id > ?`, [...branch.params, after])),
-            'id asc',
-            query.limit,
-          )
-        : mergedBranches('post', followed, 'id desc', query.limit);
-      const rows = await rowsOf(em, Post, page);
+      const page = (columns: string) =>
+        after
+          ? mergedBranches(
+              'post',
+              followed.map((branch) => statement(`${branch.sql} and id > ?`, [...branch.params, after])),
+              'id asc',
+              query.limit,
+              columns,
+            )
+          : mergedBranches('post', followed, 'id desc', query.limit, columns);
+      const rows = await rowsOf(em, Post, page, postPropertiesFor(view));
       if (after) rows.reverse();
       const newest = rows[0];
       return { posts: rows.map((p) => presentPost(p, view)), nextCursor: newest ? encodeCursor(newest.id) : (query.cursor ?? null) };

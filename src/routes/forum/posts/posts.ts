@@ -8,7 +8,7 @@ import { ANY_OF, statement } from '../../../db/statements.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
 import { filterParam, flagParam, idParam, slugParam, textLimits } from '../../../http/params.ts';
-import { postRecord, presentPost } from '../../../views/post.ts';
+import { postPropertiesFor, postRecord, presentPost } from '../../../views/post.ts';
 import { projectPartition } from '../partitions.ts';
 import { body, list } from '../../../views/schema.ts';
 import { reviewRecord } from '../../../views/review.ts';
@@ -80,10 +80,12 @@ export const postsEndpoint = defineEndpoint({
       const rows = await rowsOf(
         em,
         Post,
-        statement(`select * from post where ${where.map((c) => c.sql).join(' and ')} order by id asc limit ?`, [
-          ...where.flatMap((c) => c.params),
-          query.limit + 1,
-        ]),
+        (columns) =>
+          statement(`select ${columns} from post where ${where.map((c) => c.sql).join(' and ')} order by id asc limit ?`, [
+            ...where.flatMap((c) => c.params),
+            query.limit + 1,
+          ]),
+        postPropertiesFor(view),
       );
       const { items, nextCursor } = page(rows, query.limit);
       return { posts: items.map((p) => presentPost(p, view)), nextCursor };
