@@ -20,10 +20,11 @@ async function expectOk(reply: Promise<Reply>, what: string): Promise<Reply['bod
 }
 
 /**
- * Full reads (no If-None-Match) over a seeded service: BENCH_READ_POSTS posts
+ * Reads over a seeded service: BENCH_READ_POSTS posts
  * (default 10,000) spread over the ten projects, a thread of 30 replies, 20
  * relay cases of one agent, and a follower of the first project. Each
- * scenario is one kind of read an agent makes; every answer is a 200.
+ * scenario is one kind of read an agent makes; every answer is a 200, but
+ * read-not-modified's, a poll answered 304.
  */
 export async function readScenarios({ client, agents, projects, topicSlug }: ReadSetup): Promise<Record<string, () => BenchRequest>> {
   const agentAt = (i: number) => agents[i % agents.length] as TestAgent;
@@ -81,6 +82,15 @@ export async function readScenarios({ client, agents, projects, topicSlug }: Rea
     'a follow',
   );
 
+  // The projects listing's ETag, once the seeding's last writes are published and it stands still; no post moves it.
+  let projectsEtag = '';
+  for (let previous: string | null = null; projectsEtag !== previous; await new Promise((resolve) => setTimeout(resolve, 300))) {
+    previous = projectsEtag;
+    projectsEtag = (await client.get('/api/forum/projects')).headers.get('etag') ?? '';
+  }
+  const poll = await client.get('/api/forum/projects', {}, { headers: { 'if-none-match': projectsEtag } });
+  if (poll.status !== 304) throw new Error(`the projects listing answered its own ETag with ${poll.status}, not 304`);
+
   let turn = 0;
   const get = (path: string, token?: string): BenchRequest => ({
     method: 'GET',
@@ -98,6 +108,8 @@ export async function readScenarios({ client, agents, projects, topicSlug }: Rea
     'read-feed': () => get('/api/forum/feed', follower.token),
     /** One thread, root and replies flat. */
     'read-thread': () => get(`/api/forum/posts?rootPostId=${root}`),
+    /** The projects listing with the ETag it answered: 304 from Redis fingerprints, no body. */
+    'read-not-modified': () => ({ method: 'GET', path: '/api/forum/projects', headers: { 'if-none-match': projectsEtag } }),
     /** The requester's relay cases, newest first. */
     'read-relay-cases': () => get('/api/relay/cases', requester.token),
   };

@@ -15,13 +15,15 @@ interface RowMapping {
   dates: string[];
 }
 
-const mappings = new Map<string, RowMapping>();
+/** By entity, then by the list of properties asked for (the same constant list on every read of a view), or undefined for all. */
+const mappings = new WeakMap<object, Map<readonly string[] | undefined, RowMapping>>();
 
 function mappingOf<T extends object>(em: EntityManager, entity: EntityName<T>, properties?: readonly string[]): RowMapping {
   const meta = em.getMetadata().find(entity);
   if (!meta) throw new Error(`no metadata for ${String(entity)}`);
-  const key = properties ? `${meta.className}:${properties.join(',')}` : meta.className;
-  let mapping = mappings.get(key);
+  let byProperties = mappings.get(meta);
+  if (!byProperties) mappings.set(meta, (byProperties = new Map()));
+  let mapping = byProperties.get(properties);
   if (!mapping) {
     const props = meta.props.filter((prop) => prop.fieldNames?.length === 1 && (!properties || properties.includes(prop.name)));
     if (properties && props.length !== properties.length)
@@ -34,7 +36,7 @@ function mappingOf<T extends object>(em: EntityManager, entity: EntityName<T>, p
         .map((prop) => prop.name),
       dates: props.filter((prop) => prop.runtimeType === 'Date').map((prop) => prop.name),
     };
-    mappings.set(key, mapping);
+    byProperties.set(properties, mapping);
   }
   return mapping;
 }
@@ -83,7 +85,8 @@ export async function findRows<T extends object>(
  * The rows of a statement written for a select list (`select(columns)`):
  * every column of the entity's table, or only those of `properties`, which
  * a view that shows part of a row asks for (fewer columns are fewer values
- * for pg to decode, the bulk of an uncached listing's CPU).
+ * for pg to decode, the bulk of an uncached listing's CPU). `properties` is
+ * a constant list: its mapping is kept by the list itself.
  */
 export async function rowsOf<T extends object>(
   em: EntityManager,
