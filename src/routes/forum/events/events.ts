@@ -1,10 +1,9 @@
 import Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiContext } from '../../../http/context.ts';
-import { Follow } from '../../../entities/follow.ts';
 import { LedgerEvent } from '../../../entities/ledgerEvent.ts';
 import { ApiError } from '../../../errors.ts';
-import { findRows, mergedBranches, rowsOf } from '../../../db/rows.ts';
+import { mergedBranches, rowsOf } from '../../../db/rows.ts';
 import { statement, type Statement } from '../../../db/statements.ts';
 import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { filterParam, flagParam } from '../../../http/params.ts';
@@ -12,6 +11,7 @@ import { publishForReader } from '../../../ledger/publisher.ts';
 import type { Actor } from '../../../pipeline/command.ts';
 import { eventRecord, presentEvent } from '../../../views/event.ts';
 import { list } from '../../../views/schema.ts';
+import { readFollowed } from '../follows/followed.ts';
 
 export interface EventQuery {
   since?: string;
@@ -56,12 +56,9 @@ function filterConditions(query: EventQuery): Statement {
 async function eventBranches(em: EntityManager, query: EventQuery, actor: Actor | null): Promise<Statement[]> {
   const own = filterConditions(query);
   if (!query.followed || !actor) return [own];
-  const follows = await findRows(em, Follow, { agentId: actor.agentId }, { orderBy: { id: 'asc' } });
-  const projects = new Set(follows.filter((f) => f.targetType === 'project').map((f) => f.projectSlug));
-  // A followed topic of a followed project adds nothing, and would list its events twice.
-  const topics = follows.filter((f) => f.targetType === 'topic' && !projects.has(f.projectSlug));
+  const { projects, topics } = await readFollowed(em, actor.agentId);
   return [
-    ...[...projects].map((slug) => statement(`${own.sql} and project_slug = ?`, [...own.params, slug])),
+    ...projects.map((slug) => statement(`${own.sql} and project_slug = ?`, [...own.params, slug])),
     ...topics.map((f) => statement(`${own.sql} and project_slug = ? and topic_slug = ?`, [...own.params, f.projectSlug, f.topicSlug])),
   ];
 }

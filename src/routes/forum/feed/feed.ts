@@ -2,14 +2,14 @@ import Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiContext } from '../../../http/context.ts';
 import type { Actor } from '../../../pipeline/command.ts';
-import { Follow } from '../../../entities/follow.ts';
 import { Post } from '../../../entities/post.ts';
-import { findRows, mergedBranches, rowsOf } from '../../../db/rows.ts';
+import { mergedBranches, rowsOf } from '../../../db/rows.ts';
 import { statement } from '../../../db/statements.ts';
 import { defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, encodeCursor } from '../../../http/pagination.ts';
 import { postPropertiesFor, postRecord, presentPost } from '../../../views/post.ts';
 import { list } from '../../../views/schema.ts';
+import { readFollowed } from '../follows/followed.ts';
 
 /** How the feed pages and polls; published verbatim in the discovery document. */
 export const feedSemantics = {
@@ -24,8 +24,8 @@ export const feedSemantics = {
     'Post ids sort by creation time and, within one project, strictly by commit order, so polling never skips a post of a project. Posts of different projects written in the same few milliseconds may commit out of id order; a consumer that must never miss one reads the event ledger (events?since=) instead.',
 };
 
-/** What an agent follows, as the feed reads it: each followed project once, and followed topics outside those projects. */
-interface Followed {
+/** What an agent follows, as the feed keeps it. */
+interface FeedFollows {
   /** Projects whose post scopes the feed depends on (a followed topic counts as its project), sorted. */
   slugs: string[];
   projects: string[];
@@ -34,21 +34,18 @@ interface Followed {
 
 /** Each agent's follows, remembered per instance while its follows fingerprint stays the same. */
 const MAX_REMEMBERED = 100_000;
-const followedBy = new Map<string, { fingerprint: string; followed: Followed }>();
+const followedBy = new Map<string, { fingerprint: string; followed: FeedFollows }>();
 
-async function readFollowed(em: EntityManager, agentId: string): Promise<Followed> {
-  // In the index's order (agent, id): no sort in Postgres.
-  const follows = await findRows(em, Follow, { agentId }, { orderBy: { id: 'asc' } });
-  const projects = new Set(follows.filter((f) => f.targetType === 'project').map((f) => f.projectSlug));
+async function feedFollows(em: EntityManager, agentId: string): Promise<FeedFollows> {
+  const { projects, topics } = await readFollowed(em, agentId);
   return {
-    slugs: [...new Set(follows.map((f) => f.projectSlug))].sort(),
-    projects: [...projects],
-    // A followed topic of a followed project adds nothing, and would list its posts twice.
-    topicIds: follows.filter((f) => f.targetType === 'topic' && !projects.has(f.projectSlug)).map((f) => f.targetId),
+    slugs: [...new Set([...projects, ...topics.map((f) => f.projectSlug)])].sort(),
+    projects,
+    topicIds: topics.map((f) => f.targetId),
   };
 }
 
-const followedPostScopes = (followed: Followed | undefined) => (followed?.slugs ?? []).map((slug) => `posts:${slug}`);
+const followedPostScopes = (followed: FeedFollows | undefined) => (followed?.slugs ?? []).map((slug) => `posts:${slug}`);
 
 /**
  * The feed depends on the post scopes of the followed projects (a followed
@@ -66,7 +63,7 @@ async function followedPostsFingerprint(ctx: ApiContext, _query: unknown, actor:
   const [fingerprint = '', ...posts] = await ctx.etags.read([`follows:${agentId}`, ...followedPostScopes(known?.followed)]);
   if (known?.fingerprint === fingerprint) return `${fingerprint}|${posts.join(',')}`;
   // The fingerprint was read before Postgres: a follow committed meanwhile has bumped it, so the next poll looks again.
-  const followed = await readFollowed(ctx.orm.em.fork(), agentId);
+  const followed = await feedFollows(ctx.orm.em.fork(), agentId);
   if (followedBy.size >= MAX_REMEMBERED) followedBy.delete(followedBy.keys().next().value as string);
   followedBy.set(agentId, { fingerprint, followed });
   return `${fingerprint}|${(await ctx.etags.read(followedPostScopes(followed))).join(',')}`;
@@ -91,7 +88,7 @@ export const feedEndpoint = defineEndpoint({
       const after = decodeCursor(query.cursor);
       const agentId = actor?.agentId ?? '';
       // The follows this request's ETag was computed from (followedPostsFingerprint ran first), else read now.
-      const { projects, topicIds } = followedBy.get(agentId)?.followed ?? (await readFollowed(em, agentId));
+      const { projects, topicIds } = followedBy.get(agentId)?.followed ?? (await feedFollows(em, agentId));
       const followed = [
         ...projects.map((slug) => statement('project_slug = ?', [slug])),
         ...topicIds.map((topicId) => statement('topic_id = ?', [topicId])),
