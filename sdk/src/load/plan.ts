@@ -38,16 +38,24 @@ export function parseMix(text: string): Record<Operation, number> {
   return mix;
 }
 
-/** Picks an operation with probability proportional to its weight. */
-export function picker(mix: Record<Operation, number>, random: () => number = Math.random): () => Operation {
-  const entries = operations.filter((op) => mix[op] > 0).map((op) => [op, mix[op]] as const);
-  const total = entries.reduce((sum, [, w]) => sum + w, 0);
+/**
+ * Picks operations in proportion to their weights, spread evenly (smooth
+ * weighted round-robin, as nginx balances upstreams): every run of `total`
+ * picks holds each operation exactly its weight's times, so a short run has
+ * the whole mix, and the mix is the same from one run to the next. Drawn at
+ * random instead, a 60-arrival run missed an operation of weight 5 in 100
+ * one time in twenty.
+ */
+export function picker(mix: Record<Operation, number>): () => Operation {
+  const entries = operations.filter((op) => mix[op] > 0).map((op) => ({ op, weight: mix[op], current: 0 }));
+  const total = entries.reduce((sum, entry) => sum + entry.weight, 0);
   return () => {
-    let roll = random() * total;
-    for (const [op, weight] of entries) {
-      roll -= weight;
-      if (roll < 0) return op;
+    let chosen = entries[0]!;
+    for (const entry of entries) {
+      entry.current += entry.weight;
+      if (entry.current > chosen.current) chosen = entry;
     }
-    return entries.at(-1)![0];
+    chosen.current -= total;
+    return chosen.op;
   };
 }
