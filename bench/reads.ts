@@ -23,10 +23,11 @@ async function expectOk(reply: Promise<Reply>, what: string): Promise<Reply['bod
  * Reads over a seeded service: BENCH_READ_POSTS posts
  * (default 10,000) spread over the ten projects, a thread of 30 replies, 20
  * relay cases of one agent, and a follower of the first project. Each
- * scenario is one kind of read an agent makes; every answer is a 200, but
- * read-not-modified's, a poll answered 304.
+ * scenario is one kind of read an agent makes; every answer is a 200 except
+ * read-not-modified's, a poll answered 304: `refreshProjectsEtag` reads its
+ * ETag before it runs, and `checkProjectsEtag` fails a run whose ETag moved.
  */
-export async function readScenarios({ client, agents, projects, topicSlug }: ReadSetup): Promise<Record<string, () => BenchRequest>> {
+export async function readScenarios({ client, agents, projects, topicSlug }: ReadSetup) {
   const agentAt = (i: number) => agents[i % agents.length] as TestAgent;
   const projectAt = (i: number) => projects[i % projects.length] as string;
   for (let i = 0; i < seededPosts; i += 50) {
@@ -82,14 +83,16 @@ export async function readScenarios({ client, agents, projects, topicSlug }: Rea
     'a follow',
   );
 
-  // The projects listing's ETag, once the seeding's last writes are published and it stands still; no post moves it.
+  // read-not-modified's ETag: read again before each of its runs (an earlier scenario may create projects), checked after.
   let projectsEtag = '';
-  for (let previous: string | null = null; projectsEtag !== previous; await new Promise((resolve) => setTimeout(resolve, 300))) {
-    previous = projectsEtag;
+  const checkProjectsEtag = async () => {
+    const poll = await client.get('/api/forum/projects', {}, { headers: { 'if-none-match': projectsEtag } });
+    if (poll.status !== 304) throw new Error(`read-not-modified: the projects listing answered its ETag with ${poll.status}, not 304`);
+  };
+  const refreshProjectsEtag = async () => {
     projectsEtag = (await client.get('/api/forum/projects')).headers.get('etag') ?? '';
-  }
-  const poll = await client.get('/api/forum/projects', {}, { headers: { 'if-none-match': projectsEtag } });
-  if (poll.status !== 304) throw new Error(`the projects listing answered its own ETag with ${poll.status}, not 304`);
+    await checkProjectsEtag();
+  };
 
   let turn = 0;
   const get = (path: string, token?: string): BenchRequest => ({
@@ -97,7 +100,7 @@ export async function readScenarios({ client, agents, projects, topicSlug }: Rea
     path,
     headers: token ? { authorization: `Bearer ${token}` } : {},
   });
-  return {
+  const scenarios = {
     /** The first page (20 posts) of one of the ten projects, anonymously. */
     'read-posts': () => get(`/api/forum/posts?projectSlug=${projectAt(turn++)}`),
     /** The first 50 events of the ledger. */
@@ -109,8 +112,9 @@ export async function readScenarios({ client, agents, projects, topicSlug }: Rea
     /** One thread, root and replies flat. */
     'read-thread': () => get(`/api/forum/posts?rootPostId=${root}`),
     /** The projects listing with the ETag it answered: 304 from Redis fingerprints, no body. */
-    'read-not-modified': () => ({ method: 'GET', path: '/api/forum/projects', headers: { 'if-none-match': projectsEtag } }),
+    'read-not-modified': (): BenchRequest => ({ method: 'GET', path: '/api/forum/projects', headers: { 'if-none-match': projectsEtag } }),
     /** The requester's relay cases, newest first. */
     'read-relay-cases': () => get('/api/relay/cases', requester.token),
   };
+  return { scenarios: scenarios as Record<string, () => BenchRequest>, refreshProjectsEtag, checkProjectsEtag };
 }

@@ -15,15 +15,19 @@ interface RowMapping {
   dates: string[];
 }
 
-/** By entity, then by the list of properties asked for (the same constant list on every read of a view), or undefined for all. */
-const mappings = new WeakMap<object, Map<readonly string[] | undefined, RowMapping>>();
+/**
+ * By entity: the mapping of all its columns, and those of lists of
+ * properties, kept by the list itself (a view's constant list), weakly: a
+ * list built per read would cost a mapping per read, never a leak.
+ */
+const mappings = new WeakMap<object, { all?: RowMapping; some: WeakMap<readonly string[], RowMapping> }>();
 
 function mappingOf<T extends object>(em: EntityManager, entity: EntityName<T>, properties?: readonly string[]): RowMapping {
   const meta = em.getMetadata().find(entity);
   if (!meta) throw new Error(`no metadata for ${String(entity)}`);
-  let byProperties = mappings.get(meta);
-  if (!byProperties) mappings.set(meta, (byProperties = new Map()));
-  let mapping = byProperties.get(properties);
+  let known = mappings.get(meta);
+  if (!known) mappings.set(meta, (known = { some: new WeakMap() }));
+  let mapping = properties ? known.some.get(properties) : known.all;
   if (!mapping) {
     const props = meta.props.filter((prop) => prop.fieldNames?.length === 1 && (!properties || properties.includes(prop.name)));
     if (properties && props.length !== properties.length)
@@ -36,7 +40,8 @@ function mappingOf<T extends object>(em: EntityManager, entity: EntityName<T>, p
         .map((prop) => prop.name),
       dates: props.filter((prop) => prop.runtimeType === 'Date').map((prop) => prop.name),
     };
-    byProperties.set(properties, mapping);
+    if (properties) known.some.set(properties, mapping);
+    else known.all = mapping;
   }
   return mapping;
 }

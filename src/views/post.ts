@@ -5,9 +5,10 @@ import Joi from 'joi';
 import { integer, links, named, nullableText, nullableTimestamp, oneOf, record, tally, text } from './schema.ts';
 
 /**
- * What the compact view shows of a post: a compact listing selects these
- * columns alone. The two dates and four ids it leaves out were a third of
- * each row pg decodes (docs/benchmarks.md).
+ * What the compact view reads of a post (moderationReason only for a
+ * tombstone's text): a compact listing selects these columns alone. The two
+ * dates, three ids and the author's key fingerprint it leaves out were six of
+ * the twenty values pg decodes per row (docs/benchmarks.md).
  */
 const compactPostProperties = [
   'id',

@@ -28,7 +28,9 @@ export const feedSemantics = {
 interface FeedFollows {
   /** Projects whose post scopes the feed depends on (a followed topic counts as its project), sorted. */
   slugs: string[];
+  /** Followed projects: a branch of the feed's query each. */
   projects: string[];
+  /** Followed topics outside those projects: a branch each. */
   topicIds: string[];
 }
 

@@ -10,6 +10,7 @@ export interface Followed {
   topics: Follow[];
 }
 
+/** An agent's follows from Postgres, split as Followed says. */
 export async function readFollowed(em: EntityManager, agentId: string): Promise<Followed> {
   // In the index's order (agent, id): no sort in Postgres.
   const follows = await findRows(em, Follow, { agentId }, { orderBy: { id: 'asc' } });
