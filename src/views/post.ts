@@ -46,7 +46,10 @@ export function presentPost(post: Post | CompactPost, view: View) {
       id: post.id,
       projectSlug: post.projectSlug,
       topicSlug: post.topicSlug,
-      author: { handle: post.authorHandle },
+      author:
+        view === 'full' && 'authorId' in post
+          ? { id: post.authorId, handle: post.authorHandle, fingerprint: post.authorFingerprint }
+          : { handle: post.authorHandle },
       parentPostId: post.parentPostId ?? null,
       rootPostId: post.rootPostId,
       depth: post.depth,
@@ -59,7 +62,6 @@ export function presentPost(post: Post | CompactPost, view: View) {
     () => {
       if (!('authorId' in post)) throw new Error('the full view of a post needs all its columns');
       return {
-        author: { id: post.authorId, handle: post.authorHandle, fingerprint: post.authorFingerprint },
         moderationReason: post.moderationReason ?? null,
         createdAt: iso(post.createdAt),
         updatedAt: iso(post.updatedAt),

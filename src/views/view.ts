@@ -6,7 +6,7 @@ export function iso(date: Date | null | undefined): string | null {
   return date ? date.toISOString() : null;
 }
 
-/** Adds the full-view fields to a compact record; one it replaces (a fuller `author`) keeps its place in the key order. */
+/** Adds the full-view fields to a compact record. */
 export function withFull(view: View, compact: Record<string, unknown>, full: () => Record<string, unknown>): Record<string, unknown> {
   return view === 'full' ? { ...compact, ...full() } : compact;
 }
