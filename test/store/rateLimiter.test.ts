@@ -29,15 +29,15 @@ describe('rate limiter', () => {
   });
 
   it('reports the seconds until the bucket is full again, rounded up', async () => {
-    const { limiter } = scripted([1, '6.5']);
-    // 3.5 tokens missing at one per 6 s: 21 s.
-    expect((await limiter.take('k', limit)).resetSeconds).toBe(21);
+    const { limiter } = scripted([1, '6.95']);
+    // 3.05 tokens missing at one per 6 s: 18.3 s, so 19 (rounding to the nearest would say 18).
+    expect((await limiter.take('k', limit)).resetSeconds).toBe(19);
   });
 
   it('refuses a request that got no token and says when the next one comes, rounded up', async () => {
-    const { limiter } = scripted([0, '0.25']);
-    // 0.75 of a token missing: 4.5 s, so 5; 9.75 tokens to full: 58.5 s, so 59.
-    expect(await limiter.take('k', limit)).toEqual({ allowed: false, limit: 10, remaining: 0, resetSeconds: 59, retryAfterSeconds: 5 });
+    const { limiter } = scripted([0, '0.1']);
+    // 0.9 of a token missing: 5.4 s, so 6; 9.9 tokens to full: 59.4 s, so 60 (rounding to the nearest would say 5 and 59).
+    expect(await limiter.take('k', limit)).toEqual({ allowed: false, limit: 10, remaining: 0, resetSeconds: 60, retryAfterSeconds: 6 });
   });
 
   it('never tells a client to retry in less than a second', async () => {
