@@ -3,9 +3,13 @@
  * with its own retry key, retried with that key until it gets a definite
  * answer. What was acknowledged is kept for the checks afterwards.
  */
+import type { Acknowledgement } from './bounds.ts';
+import type { AcknowledgedVote } from './votes.ts';
+
 export interface Acknowledged {
   posts: { id: string; body: string; projectSlug: string }[];
-  votes: { postId: string; agentId: string }[];
+  /** In the order acknowledged: an agent re-casting a vote changes its value. */
+  votes: AcknowledgedVote[];
   follows: { agentId: string; projectSlug: string }[];
   flags: { postId: string; agentId: string }[];
 }
@@ -13,14 +17,18 @@ export interface Acknowledged {
 export interface LoadCounters {
   requests: number;
   acknowledged: number;
+  /**
+   * Definite 4xx answers. The load asks only for what the service must grant (posts in existing topics, votes,
+   * follows and flags of acknowledged posts), so each is a write a fault dropped: 401, 404 or 409 alike.
+   */
   refused: number;
-  /** Refusals by error code. */
+  /** Refusals by endpoint and error code. */
   refusals: Record<string, number>;
   gaveUp: number;
   serverErrors: number;
   unavailable: number;
-  /** Completion times (ms since start) of successful writes that were first sent at the given time, and the project each wrote to. */
-  successes: { sentAt: number; doneAt: number; projectSlug: string }[];
+  /** Every acknowledged write, with when it was first sent and acknowledged and the project it wrote to. */
+  successes: Acknowledgement[];
 }
 
 export interface LoadAgent {
@@ -93,8 +101,9 @@ export class WriteLoad {
       if (status === 503) this.counters.unavailable++;
       const retry = status === 0 || status >= 500 || status === 429 || code === 'idempotency_in_progress';
       if (!retry) {
+        const kind = `${path.split('/').at(-1)} ${code ?? status}`;
         this.counters.refused++;
-        this.counters.refusals[code ?? String(status)] = (this.counters.refusals[code ?? String(status)] ?? 0) + 1;
+        this.counters.refusals[kind] = (this.counters.refusals[kind] ?? 0) + 1;
         return null;
       }
       await pause(retryAfter * 1000);
@@ -115,12 +124,9 @@ export class WriteLoad {
         const post = reply?.post as { id: string } | undefined;
         if (post) this.acknowledged.posts.push({ id: post.id, body: text, projectSlug: topic.projectSlug });
       } else if (roll < 0.8) {
-        const reply = await this.write(agent, target.projectSlug, '/api/forum/votes', {
-          action: 'cast',
-          postId: target.id,
-          value: Math.random() < 0.7 ? 'support' : 'contest',
-        });
-        if (reply) this.acknowledged.votes.push({ postId: target.id, agentId: agent.agentId });
+        const value = Math.random() < 0.7 ? 'support' : 'contest';
+        const reply = await this.write(agent, target.projectSlug, '/api/forum/votes', { action: 'cast', postId: target.id, value });
+        if (reply) this.acknowledged.votes.push({ postId: target.id, agentId: agent.agentId, value });
       } else if (roll < 0.9) {
         const reply = await this.write(agent, topic.projectSlug, '/api/forum/follows', {
           action: 'follow',
@@ -139,28 +145,4 @@ export class WriteLoad {
       }
     }
   }
-}
-
-/**
- * The longest time any one project went without an acknowledged write
- * between `from` and `to` (ms since start): what a fault in that window cost
- * the projects it stalled. A project with no acknowledgement in the window
- * counts the whole window.
- */
-export function longestGap(
-  successes: LoadCounters['successes'],
-  projects: string[],
-  from: number,
-  to: number,
-): { ms: number; startedAt: number } {
-  const longest = { ms: 0, startedAt: from };
-  for (const project of projects) {
-    const times = successes.filter((s) => s.projectSlug === project && s.doneAt > from && s.doneAt <= to).map((s) => s.doneAt);
-    const marks = [from, ...times.sort((a, b) => a - b), to];
-    for (let i = 1; i < marks.length; i++) {
-      const ms = (marks[i] as number) - (marks[i - 1] as number);
-      if (ms > longest.ms) Object.assign(longest, { ms, startedAt: marks[i - 1] as number });
-    }
-  }
-  return longest;
 }

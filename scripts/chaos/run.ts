@@ -4,14 +4,28 @@
  * load, inject the faults on schedule, then check and print the tables.
  */
 import { Queue } from 'bullmq';
-import { openOrm, type Orm } from '../../src/db/orm.ts';
+import { openOrm } from '../../src/db/orm.ts';
 import { allPartitionQueueNames, MAX_PARTITIONS } from '../../src/pipeline/partitions.ts';
 import { closeRedis, connectRedis, queuePrefix, type RedisTarget } from '../../src/redis.ts';
 import { Client, createProject, registerAgent } from '../../test/support/client.ts';
 import { createTopic } from '../../test/support/forum.ts';
 import { AlertWatch, faultAlerts, printAlertTable } from './alerts.ts';
-import { longestGap, WriteLoad, type LoadAgent } from './load.ts';
+import {
+  type Acknowledgement,
+  type Baseline,
+  figuresByWindow,
+  JITTER_MS,
+  MAX_STEADY_MS,
+  steadyBaseline,
+  unfitBaseline,
+  WARM_UP_MS,
+  type WindowFigures,
+  withinBound,
+} from './bounds.ts';
+import { type StoreFindings, storeFindings } from './checks.ts';
+import { WriteLoad, type LoadAgent } from './load.ts';
 import type { ServiceProcess } from './processes.ts';
+import { type BoundsMode, type Check, correctnessChecks, verdict } from './verdict.ts';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -20,8 +34,11 @@ export interface Fault {
   at: number;
   name: string;
   inject: () => Promise<void>;
-  /** The longest any project may go without an acknowledged write from this fault until the next, beyond the steady state's own longest gap. */
-  maxGapMs?: number;
+  /**
+   * What this fault may add to the longest time a project goes without an acknowledged write, and to any one
+   * write's wait, beyond the steady state's (scripts/chaos/bounds.ts). Unset: printed, not judged.
+   */
+  boundMs?: number;
   /** The alerts of config/prometheus/alerts.yml an operator should get for it (with a Prometheus to ask). */
   pages?: string[];
 }
@@ -42,6 +59,8 @@ export interface Scenario {
   redis: RedisTarget & { redisPrefix: string };
   /** The topology's Prometheus: asked which alerts each fault raised. */
   prometheusUrl?: string;
+  /** Whether the bound and alert checks fail the run or are only printed (CHAOS_BOUNDS). */
+  mode: BoundsMode;
 }
 
 /** Jobs BullMQ holds as failed (out of attempts) on every partition queue. */
@@ -68,42 +87,7 @@ export const restartAfter = (service: ServiceProcess, ms: number) => async () =>
   }
 };
 
-async function checks(orm: Orm, load: WriteLoad) {
-  const em = orm.em.fork();
-  const ids = (rows: { id: string }[]) => new Set(rows.map((r) => r.id));
-  const posts = ids(await em.execute<{ id: string }[]>('select id from post'));
-  const lostPosts = load.acknowledged.posts.filter((p) => !posts.has(p.id)).length;
-  const votes = new Set((await em.execute<{ k: string }[]>("select post_id || '/' || agent_id as k from vote")).map((r) => r.k));
-  const lostVotes = load.acknowledged.votes.filter((v) => !votes.has(`${v.postId}/${v.agentId}`)).length;
-  const follows = new Set((await em.execute<{ k: string }[]>("select agent_id || '/' || project_slug as k from follow")).map((r) => r.k));
-  const lostFollows = load.acknowledged.follows.filter((f) => !follows.has(`${f.agentId}/${f.projectSlug}`)).length;
-  const flags = new Set((await em.execute<{ k: string }[]>("select post_id || '/' || reporter_id as k from flag")).map((r) => r.k));
-  const lostFlags = load.acknowledged.flags.filter((f) => !flags.has(`${f.postId}/${f.agentId}`)).length;
-  const [twicePosts] = await em.execute<{ n: number }[]>(
-    'select count(*)::int as n from (select body from post group by body having count(*) > 1) d',
-  );
-  const [twiceCommands] = await em.execute<{ n: number }[]>(
-    'select count(*)::int as n from (select command_id from outbox_event group by command_id, type, subject_id having count(*) > 1) d',
-  );
-  const [gaps] = await em.execute<{ n: number }[]>(
-    'select count(*)::int as n from (select event_id, lag(event_id) over (order by event_id) as previous from ledger_event) e where e.event_id <> coalesce(e.previous, 0) + 1',
-  );
-  let unpublished = -1;
-  for (let i = 0; i < 300; i++) {
-    const [row] = await em.execute<{ n: number }[]>('select count(*)::int as n from outbox_event where published_at is null');
-    unpublished = row?.n ?? 0;
-    if (unpublished === 0) break;
-    await pause(100);
-  }
-  return {
-    lost: lostPosts + lostVotes + lostFollows + lostFlags,
-    appliedTwice: (twicePosts?.n ?? 0) + (twiceCommands?.n ?? 0),
-    ledgerGaps: gaps?.n ?? 0,
-    unpublished,
-  };
-}
-
-/** Runs the scenario; 0 when every check holds. */
+/** Runs the scenario; 0 when every enforced check holds. */
 export async function runScenario(scenario: Scenario): Promise<number> {
   const { base, seconds, clients } = scenario;
   const watch = scenario.prometheusUrl ? new AlertWatch(scenario.prometheusUrl) : null;
@@ -135,8 +119,12 @@ export async function runScenario(scenario: Scenario): Promise<number> {
   await Promise.all([...agents.map((agent) => load.run(agent, topics, span)), chaos]);
 
   const orm = await openOrm(scenario.databaseUrl, { poolMax: 2 });
-  const result = await checks(orm, load);
-  await orm.close();
+  let stores: StoreFindings;
+  try {
+    stores = await storeFindings(orm, load);
+  } finally {
+    await orm.close();
+  }
   const failed = await failedJobs(scenario.redis);
   // Asked after the checks, so an alert whose `for:` ends while the outbox drains is counted for its fault.
   await watch?.stop();
@@ -152,87 +140,131 @@ export async function runScenario(scenario: Scenario): Promise<number> {
       )
     : [];
   const projects = topics.map((topic) => topic.projectSlug);
-  // The steady state: from a second in (connections warm) to the first fault. A fault's window is compared with it
-  // as the longest of two samples of the same jitter, whose difference grows with the jitter itself: with no fault
-  // at all they differ by tens of ms where the steady gap is 250 ms, and by about 200 where it is 600 (a slower
-  // machine: etcd's leader, bound 0, measured 824 against a steady 611 there, its longest gap nowhere near the kill).
-  // So a fault may exceed the steady gap plus its bound by half the steady gap, and by at least 100 ms.
-  const steadyGap = longestGap(load.counters.successes, projects, 1000, injected[0]?.at ?? span).ms;
-  const jitterMs = Math.max(100, Math.round(steadyGap / 2));
-  const recovery = injected.map((fault, i) => {
-    const first = load.counters.successes.filter((s) => s.sentAt >= fault.at).reduce((min, s) => Math.min(min, s.doneAt), Infinity);
-    const gap = longestGap(load.counters.successes, projects, fault.at, injected[i + 1]?.at ?? span);
-    const bound = faults[i]?.maxGapMs;
+  const judged = judge(load.counters.successes, projects, faults, injected, span);
+
+  console.log(`\nchaos: ${seconds}s of writes by ${clients} clients, ${scenario.setting}`);
+  printFaultTable(judged);
+  if (watch) printAlertTable(quiet, alerts, watch);
+  const c = load.counters;
+  const checks: Check[] = [
+    ...correctnessChecks(c, stores, {
+      failedJobs: failed,
+      unhandledErrors: scenario.processes.reduce((n, p) => n + p.unhandledErrors, 0),
+      unexpectedExits: scenario.processes.reduce((n, p) => n + p.unexpectedExits, 0),
+    }),
+    ...boundChecks(judged),
+    ...alertChecks(watch !== null, quiet.filter((s) => s.fired).length, alerts),
+  ];
+  const { lines, passed } = verdict(checks, scenario.mode);
+  console.log(`\n${lines.join('\n')}`);
+  return passed ? 0 : 1;
+}
+
+/** One row of the fault table: the steady state's window, or a fault's. */
+interface Judged {
+  name: string;
+  steady: boolean;
+  /** Where its window began (ms since the load began). */
+  at: number;
+  figures: WindowFigures;
+  bound: number | undefined;
+  ok: boolean;
+  /** When the first write sent after it was acknowledged, ms after it; null if none was. */
+  recoveredMs: number | null;
+}
+
+/**
+ * The steady state (from the warm-up to the first fault) and each fault, judged by scripts/chaos/bounds.ts. With
+ * any fault bounded, the steady state is held to a bound of 0: a write that stalls there, with no fault, is a finding.
+ */
+function judge(
+  successes: readonly Acknowledgement[],
+  projects: string[],
+  faults: Fault[],
+  injected: { name: string; at: number }[],
+  span: number,
+): { baseline: Baseline; bounded: boolean; windows: Judged[] } {
+  const baseline = steadyBaseline(successes, projects, injected[0]?.at ?? span);
+  const bounded = faults.some((fault) => fault.boundMs !== undefined);
+  const figures = figuresByWindow(successes, projects, [WARM_UP_MS, ...injected.map((fault) => fault.at)], span, baseline);
+  const windows = [{ name: 'steady state (no fault)', at: WARM_UP_MS }, ...injected].map((window, i): Judged => {
+    const bound = i === 0 ? (bounded ? 0 : undefined) : faults[i - 1]?.boundMs;
+    const first = successes.filter((s) => s.sentAt >= window.at).reduce((min, s) => Math.min(min, s.doneAt), Infinity);
+    const windowFigures = figures[i]!;
     return {
-      fault: fault.name,
-      recoveredMs: Number.isFinite(first) ? first - fault.at : null,
-      gap: gap.ms,
-      // Where in the fault's window its longest gap began: at once is the fault's doing, later may be the machine's.
-      gapStartedMs: gap.startedAt - fault.at,
+      name: window.name,
+      steady: i === 0,
+      at: window.at,
+      figures: windowFigures,
       bound,
-      ok: bound === undefined || gap.ms <= bound + steadyGap + jitterMs,
+      ok: bound === undefined || withinBound(windowFigures, bound, baseline),
+      recoveredMs: i > 0 && Number.isFinite(first) ? first - window.at : null,
     };
   });
-  const unhandled = scenario.processes.reduce((n, p) => n + p.unhandledErrors, 0);
-  const exits = scenario.processes.reduce((n, p) => n + p.unexpectedExits, 0);
+  return { baseline, bounded, windows };
+}
 
-  const c = load.counters;
-  console.log(`\nchaos: ${seconds}s of writes by ${clients} clients, ${scenario.setting}`);
-  console.log(`steady state before the first fault: the longest any project went without an acknowledged write was ${steadyGap} ms`);
+function printFaultTable({ baseline, bounded, windows }: ReturnType<typeof judge>): void {
   console.log(
-    `| fault | longest gap (ms) | it began (ms after the fault) | bound (ms, beyond the steady state, + ${jitterMs} ms of jitter) | first write sent after it acknowledged (ms) | ok |\n|---|---|---|---|---|---|`,
+    `steady state, ${WARM_UP_MS} ms in to the first fault: the longest any project went without an acknowledged write was ${baseline.gapMs} ms, the slowest write took ${baseline.latencyMs} ms`,
   );
-  for (const r of recovery)
-    console.log(`| ${r.fault} | ${r.gap} | ${r.gapStartedMs} | ${r.bound ?? '-'} | ${r.recoveredMs ?? 'never'} | ${r.ok ? 'yes' : 'NO'} |`);
-  if (watch) printAlertTable(quiet, alerts, watch);
-  const rows: [string, number, boolean][] = [
-    ['requests', c.requests, true],
-    ['acknowledged writes', c.acknowledged, c.acknowledged > 0],
-    [
-      `refused (definite 4xx: ${
-        Object.entries(c.refusals)
-          .map(([code, n]) => `${code} ${n}`)
-          .join(', ') || 'none'
-      })`,
-      c.refused,
-      true,
-    ],
-    ['503 answers (retried)', c.unavailable, true],
-    ['writes given up after 60 s', c.gaveUp, c.gaveUp === 0],
-    ['lost', result.lost, result.lost === 0],
-    ['applied twice', result.appliedTwice, result.appliedTwice === 0],
-    ['500s', c.serverErrors, c.serverErrors === 0],
-    ['failed jobs (out of attempts)', failed, failed === 0],
-    ['ledger gaps', result.ledgerGaps, result.ledgerGaps === 0],
-    ['outbox left unpublished', result.unpublished, result.unpublished === 0],
-    ['unhandled Redis error events', unhandled, unhandled === 0],
-    ['process exits the suite did not cause', exits, exits === 0],
-    ['faults never recovered from', recovery.filter((r) => r.recoveredMs === null).length, recovery.every((r) => r.recoveredMs !== null)],
-    // CHAOS_BOUNDS=report prints the bounds' verdicts without failing on them: for a machine loaded by other work (docs/scaling.md).
-    [
-      'faults with a gap over their bound',
-      recovery.filter((r) => !r.ok).length,
-      process.env.CHAOS_BOUNDS === 'report' || recovery.every((r) => r.ok),
-    ],
-    ...alertRows(watch !== null, quiet.filter((s) => s.fired).length, alerts),
+  console.log(
+    `each fault may add its bound to both, + ${JITTER_MS} ms of jitter; a gap or write counts against the window in which it began to stall (docs/faults.md)`,
+  );
+  console.log(
+    "| window | longest gap (ms) | it began (ms from the window's start) | slowest write (ms) | it was sent (ms from the window's start) | bound (ms) | first write sent after it acknowledged (ms) | ok |",
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const w of windows) {
+    const { gap, slowest } = w.figures;
+    console.log(
+      `| ${w.name} | ${w.figures.gapMs} | ${gap ? gap.startedAt - w.at : '-'} | ${w.figures.latencyMs} | ${slowest ? slowest.sentAt - w.at : '-'} | ${w.bound ?? '-'} | ${w.steady ? '-' : (w.recoveredMs ?? 'never')} | ${w.ok ? 'yes' : 'NO'} |`,
+    );
+  }
+  const unfit = unfitBaseline(baseline);
+  if (bounded && unfit.length > 0)
+    console.log(
+      `\nchaos: this run is INVALID as a judge of the bounds: the steady state before the first fault is too slow to count them from (${unfit.join(', ')}; at most ${MAX_STEADY_MS} ms each), a machine this loaded would hide a fault's stall in it`,
+    );
+}
+
+/** The bounds, where a fault has one: the steady state must be fit to judge by (else the run is invalid), and no window may exceed its bound. */
+function boundChecks({ baseline, bounded, windows }: ReturnType<typeof judge>): Check[] {
+  const faults = windows.slice(1);
+  const never: Check = {
+    name: 'faults never recovered from',
+    value: faults.filter((w) => w.recoveredMs === null).length,
+    ok: faults.every((w) => w.recoveredMs !== null),
+  };
+  if (!bounded) return [never];
+  const unfit = unfitBaseline(baseline);
+  return [
+    never,
+    {
+      name: `steady state fit to judge by (longest gap / slowest write, at most ${MAX_STEADY_MS} ms)`,
+      value: `${baseline.gapMs} / ${baseline.latencyMs}`,
+      ok: unfit.length === 0,
+      bound: true,
+    },
+    {
+      name: 'windows over their bound (longest gap or slowest write)',
+      value: windows.filter((w) => !w.ok).length,
+      ok: windows.every((w) => w.ok),
+      bound: true,
+    },
   ];
-  console.log('\n| check | value | ok |\n|---|---|---|');
-  for (const [name, value, ok] of rows) console.log(`| ${name} | ${value} | ${ok ? 'yes' : 'NO'} |`);
-  const passed = rows.every(([, , ok]) => ok);
-  console.log(passed ? '\nchaos: every check holds' : '\nchaos: FAILED');
-  return passed ? 0 : 1;
 }
 
 /**
  * The alert checks, with a Prometheus (its rules' `for:` compressed 60×, scripts/topology/monitoring.ts): none
- * fires while nothing is wrong, and each fault pages every alert it should. Under CHAOS_BOUNDS=report (a loaded
- * machine) the second is printed, not failed, as the gap bounds are.
+ * fires while nothing is wrong, and each fault pages every alert it should (a bound check: printed only under
+ * CHAOS_BOUNDS=report).
  */
-function alertRows(watched: boolean, firedWhenQuiet: number, alerts: ReturnType<typeof faultAlerts>[]): [string, number, boolean][] {
+function alertChecks(watched: boolean, firedWhenQuiet: number, alerts: ReturnType<typeof faultAlerts>[]): Check[] {
   if (!watched) return [];
   const silent = alerts.filter((a) => a.pages.some((name) => !a.fired.includes(name) && !a.stillFiring.includes(name))).length;
   return [
-    ['alerts fired in the quiet stretch before the first fault', firedWhenQuiet, firedWhenQuiet === 0],
-    ['faults that did not page every alert they should', silent, process.env.CHAOS_BOUNDS === 'report' || silent === 0],
+    { name: 'alerts fired in the quiet stretch before the first fault', value: firedWhenQuiet, ok: firedWhenQuiet === 0 },
+    { name: 'faults that did not page every alert they should', value: silent, ok: silent === 0, bound: true },
   ];
 }
