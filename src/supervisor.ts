@@ -75,7 +75,10 @@ export class Supervisor {
 
   private exited(role: Role, child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (role.child === child) role.child = null;
-    if (this.stopping) return;
+    if (this.stopping) {
+      this.options.logger.info({ role: role.name, rolePid: child.pid, code, signal }, 'role exited');
+      return;
+    }
     if (code === SETTINGS_EXIT_CODE) {
       this.options.logger.fatal({ role: role.name, code }, 'role refused its settings; not restarting');
       void this.stop().then(() => this.fatal?.(SETTINGS_EXIT_CODE));

@@ -12,6 +12,7 @@ afterAll(async () => {
 
 interface LogLine {
   msg?: string;
+  pid?: number;
   role?: string;
   rolePid?: number;
   code?: number | null;
@@ -66,11 +67,24 @@ describe('npm start under the supervisor', () => {
     expect(created.body.project.slug).toBe(slug);
   });
 
-  it('drains every role on SIGTERM and exits 0 without restarting any', async () => {
-    const pids = [runningPid('api'), runningPid('worker')] as number[];
+  it('drains every role on SIGTERM, each role exits 0, and the supervisor exits 0 without restarting any', async () => {
+    const roles = ['api', 'worker'].map((role) => ({ role, rolePid: runningPid(role) as number }));
+    // A role drains once it has started (it installs its SIGTERM handler then); one restarted above may still be starting.
+    const started = (rolePid: number) => lines().some((line) => line.msg === 'started' && line.pid === rolePid);
+    await until(() => roles.every(({ rolePid }) => started(rolePid)), 30_000, 'every role to have started');
     const restartsBefore = lines().filter((line) => line.msg === 'role exited; restarting').length;
     expect(await service.stop()).toBe(0);
-    expect(pids.filter(isAlive)).toEqual([]);
+    expect(roles.map(({ rolePid }) => rolePid).filter(isAlive)).toEqual([]);
+    for (const { role, rolePid } of roles) {
+      // The role's own line (its logger's pid), then the supervisor's line with the role's exit status.
+      expect(lines().filter((line) => line.msg === 'draining' && line.pid === rolePid)).toEqual([
+        expect.objectContaining({ signal: 'SIGTERM' }),
+      ]);
+      expect(lines().filter((line) => line.msg === 'role exited' && line.rolePid === rolePid)).toEqual([
+        expect.objectContaining({ role, code: 0, signal: null }),
+      ]);
+    }
     expect(lines().filter((line) => line.msg === 'role exited; restarting')).toHaveLength(restartsBefore);
-  });
+    expect(lines().find((line) => line.msg === 'every role has exited')).toMatchObject({ code: 0 });
+  }, 60_000);
 });
