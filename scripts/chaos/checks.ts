@@ -27,14 +27,9 @@ export async function storeFindings(orm: Orm, load: WriteLoad): Promise<StoreFin
   const flags = await keys("select post_id || '/' || reporter_id as k from flag");
   const lostFlags = load.acknowledged.flags.filter((f) => !flags.has(`${f.postId}/${f.agentId}`)).length;
   const expected = lastVotes(load.acknowledged.votes);
-  const votedPosts = [...new Set([...expected.values()].map((v) => v.postId))];
-  const votes = await em.execute<AcknowledgedVote[]>(
-    'select post_id as "postId", agent_id as "agentId", value from vote where post_id = any(?::text[])',
-    [votedPosts],
-  );
+  const votes = await em.execute<AcknowledgedVote[]>('select post_id as "postId", agent_id as "agentId", value from vote');
   const tallies = await em.execute<{ id: string; supportCount: number; contestCount: number }[]>(
-    'select id, support_count as "supportCount", contest_count as "contestCount" from post where id = any(?::text[])',
-    [votedPosts],
+    'select id, support_count as "supportCount", contest_count as "contestCount" from post',
   );
   const voteCheck = voteFindings(expected, votes, tallies);
   const [twicePosts] = await em.execute<{ n: number }[]>(
