@@ -25,7 +25,14 @@ export const JITTER_MS = 250;
  * A steady state slower than this is no baseline: every bound is added to it, so a steady gap of 2.4 s let a
  * 3.5 s Postgres leader change pass the etcd fault's bound of 0. Such a run is invalid rather than judged.
  */
-export const MAX_STEADY_MS = 1000;
+export const MAX_STEADY_GAP_MS = 1000;
+
+/**
+ * The same for the slowest steady write, which each write's own bound is added to. Set to the gap's second
+ * without a quiet machine's figure (the only run since, at load average 19, was invalid on both): if quiet runs
+ * show steady writes above it, it is this limit, not the bound, that wants measuring again.
+ */
+export const MAX_STEADY_WRITE_MS = 1000;
 
 /**
  * The longest time any one project went without an acknowledged write between `from` and `to`, cut at both
@@ -98,8 +105,10 @@ export function steadyBaseline(acks: readonly Acknowledgement[], projects: reado
 /** Why the baseline is too slow to judge faults by; empty when it is fit. */
 export function unfitBaseline(baseline: Baseline): string[] {
   return [
-    ...(baseline.gapMs > MAX_STEADY_MS ? [`its longest gap was ${baseline.gapMs} ms`] : []),
-    ...(baseline.latencyMs > MAX_STEADY_MS ? [`its slowest write took ${baseline.latencyMs} ms`] : []),
+    ...(baseline.gapMs > MAX_STEADY_GAP_MS ? [`its longest gap was ${baseline.gapMs} ms (at most ${MAX_STEADY_GAP_MS})`] : []),
+    ...(baseline.latencyMs > MAX_STEADY_WRITE_MS
+      ? [`its slowest write took ${baseline.latencyMs} ms (at most ${MAX_STEADY_WRITE_MS})`]
+      : []),
   ];
 }
 

@@ -15,7 +15,8 @@ import {
   type Baseline,
   figuresByWindow,
   JITTER_MS,
-  MAX_STEADY_MS,
+  MAX_STEADY_GAP_MS,
+  MAX_STEADY_WRITE_MS,
   steadyBaseline,
   unfitBaseline,
   WARM_UP_MS,
@@ -224,7 +225,7 @@ function printFaultTable({ baseline, bounded, windows }: ReturnType<typeof judge
   const unfit = unfitBaseline(baseline);
   if (bounded && unfit.length > 0)
     console.log(
-      `\nchaos: this run is INVALID as a judge of the bounds: the steady state before the first fault is too slow to count them from (${unfit.join(', ')}; at most ${MAX_STEADY_MS} ms each), a machine this loaded would hide a fault's stall in it`,
+      `\nchaos: this run is INVALID as a judge of the bounds: the steady state before the first fault is too slow to count them from (${unfit.join(', ')}): a machine this loaded would hide a fault's stall in it`,
     );
 }
 
@@ -241,7 +242,7 @@ function boundChecks({ baseline, bounded, windows }: ReturnType<typeof judge>): 
   return [
     never,
     {
-      name: `steady state fit to judge by (longest gap / slowest write, at most ${MAX_STEADY_MS} ms)`,
+      name: `steady state fit to judge by (longest gap at most ${MAX_STEADY_GAP_MS} ms / slowest write at most ${MAX_STEADY_WRITE_MS} ms)`,
       value: `${baseline.gapMs} / ${baseline.latencyMs}`,
       ok: unfit.length === 0,
       bound: true,
