@@ -118,6 +118,24 @@ export interface StreamSpec<Q = any> {
 }
 
 /**
+ * A public read answered with bytes of its own media type instead of the
+ * JSON envelope (a C2SP tile or signed note): its path parameters validated
+ * after the credential like every read's, an ETag of the bytes themselves,
+ * refusals still the contract's error body. POST is 405.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: as ReadSpec
+export interface FileSpec<P = any> {
+  summary: string;
+  /** Path parameters: `{name}` in the path, `{name*}` for the rest of it. */
+  params: Joi.ObjectSchema<P>;
+  /** The media type of a 200. */
+  contentType: string;
+  errors: ErrorCode[];
+  /** The bytes and how long they may be kept (Cache-Control). */
+  handler: (ctx: { params: P; em: EntityManager }) => Promise<{ body: Buffer; cacheControl: string }>;
+}
+
+/**
  * One declaration per endpoint drives request validation, authentication,
  * rate limiting, the command it becomes, and its openapi.json entry.
  */
@@ -129,6 +147,8 @@ export interface EndpointSpec {
   read?: ReadSpec;
   /** A stream instead of a read (no actions then). */
   stream?: StreamSpec;
+  /** Bytes instead of a read (no actions then). */
+  file?: FileSpec;
   actions?: Record<string, ActionSpec>;
   /** The action taken when none is given (challenge and register are mutations without a verb). */
   defaultAction?: string;
@@ -145,5 +165,9 @@ export function defineAction<P>(spec: ActionSpec<P>): ActionSpec<P> {
 }
 
 export function defineRead<Q>(spec: ReadSpec<Q>): ReadSpec<Q> {
+  return spec;
+}
+
+export function defineFile<P>(spec: FileSpec<P>): FileSpec<P> {
   return spec;
 }

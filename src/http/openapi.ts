@@ -1,7 +1,7 @@
 import type Joi from 'joi';
 import joiToJson from 'joi-to-json';
 import { errorStatus, type ErrorCode } from '../errors.ts';
-import type { ActionSpec, EndpointSpec, StreamSpec } from './endpoint.ts';
+import type { ActionSpec, EndpointSpec, FileSpec, StreamSpec } from './endpoint.ts';
 import { FORUM_API_VERSION } from './envelope.ts';
 import { namedRecords } from '../views/schema.ts';
 import { listedParameters } from './listedParameters.ts';
@@ -180,6 +180,7 @@ function readSecurity(endpoint: EndpointSpec): Record<string, string[]>[] {
 
 function operations(endpoint: EndpointSpec, version: string): Record<string, unknown> {
   if (endpoint.stream) return streamPath(endpoint, endpoint.stream);
+  if (endpoint.file) return filePath(endpoint, endpoint.file);
   const actions = Object.entries(endpoint.actions ?? {});
   const readErrors = endpoint.read?.errors ?? [];
   const actionErrors = actions.flatMap(([, a]) => actionErrorCodes(a));
@@ -260,6 +261,32 @@ function streamPath(endpoint: EndpointSpec, route: StreamSpec): Record<string, u
   };
 }
 
+/** Bytes of their own media type (a declaration with `file`): path parameters, the 200's media type, 304, refusals; POST is 405. */
+function filePath(endpoint: EndpointSpec, file: FileSpec): Record<string, unknown> {
+  const schema = jsonSchemaOf(file.params);
+  const parameters = Object.entries(schema.properties ?? {}).map(([name, prop]) => ({ name, in: 'path', required: true, schema: prop }));
+  return {
+    get: {
+      operationId: `get_${endpoint.key}`,
+      summary: file.summary,
+      description: endpoint.description,
+      parameters,
+      security: [{ bearerAuth: [] }, { getOnlyToken: [] }, {}],
+      responses: {
+        '200': {
+          description: 'OK',
+          headers: { 'Cache-Control': { description: 'How long the bytes may be kept.', schema: { type: 'string' } } },
+          content: {
+            [file.contentType]: { schema: { type: 'string', ...(file.contentType.startsWith('text/') ? {} : { format: 'binary' }) } },
+          },
+        },
+        '304': { description: statusText[304] },
+        ...errorResponses(file.errors),
+      },
+    },
+  };
+}
+
 /** A public GET document beside the endpoints (a discovery document, an openapi.json): `fields` are what it always has. */
 export function documentPath(operationId: string, summary: string, fields: string[]): Record<string, unknown> {
   const schema = {
@@ -334,7 +361,8 @@ export function buildOpenApi(
   info: OpenApiInfo = forumInfo,
 ): Record<string, unknown> {
   const paths: Record<string, unknown> = { ...extraPaths };
-  for (const endpoint of endpoints) paths[endpoint.path] = operations(endpoint, info.version);
+  // hapi's `{name*}` (the rest of the path) is one `{name}` parameter in OpenAPI.
+  for (const endpoint of endpoints) paths[endpoint.path.replace('*}', '}')] = operations(endpoint, info.version);
   const records = extractComponents(paths);
   return {
     openapi: '3.1.0',

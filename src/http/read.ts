@@ -56,7 +56,7 @@ function validateQuery(schema: Joi.ObjectSchema, input: Record<string, unknown>)
  * hapi sends a compressed answer's ETag with the encoding appended
  * (`"abc-gzip"`), and clients send that back: it names the same state.
  */
-function ifNoneMatchIncludes(header: string | undefined, etag: string): boolean {
+export function ifNoneMatchIncludes(header: string | undefined, etag: string): boolean {
   if (!header) return false;
   return header.split(',').some(
     (candidate) =>

@@ -2,12 +2,14 @@ import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ApiContext } from './context.ts';
 import { ApiError } from '../errors.ts';
-import type { EndpointSpec, StreamSpec } from './endpoint.ts';
+import type { EndpointSpec, FileSpec, StreamSpec } from './endpoint.ts';
 import { validate } from './validate.ts';
 import { authenticate } from './auth.ts';
 import { withoutOtherActionsParameters } from './listedParameters.ts';
 import { actionSchema, MUTATION_CONSUMED, runMutation, type RequestScope } from './mutate.ts';
-import { fullReadSchema, runRead } from './read.ts';
+import { fullReadSchema, ifNoneMatchIncludes, runRead } from './read.ts';
+import { sha256 } from '../crypto/encoding.ts';
+import { headerValue } from './auth.ts';
 
 function fieldsOf(request: Request): Record<string, unknown> {
   const query = { ...(request.query as Record<string, unknown>) };
@@ -63,6 +65,7 @@ function newScope(ctx: ApiContext): Omit<RequestScope, 'auth'> {
 async function dispatchRequest(ctx: ApiContext, endpoint: EndpointSpec, request: Request, h: ResponseToolkit) {
   if (endpoint.unavailable) throw new ApiError('service_unavailable', endpoint.unavailable);
   if (endpoint.stream) return openStream(ctx, endpoint.stream, request, h);
+  if (endpoint.file) return serveFile(ctx, endpoint.file, request, h);
   const namedInQuery = (request.query as Record<string, unknown>).action;
   const mutation = request.method === 'post' || (namedInQuery !== undefined && namedInQuery !== '') || endpoint.defaultAction !== undefined;
   const scope = await authenticateFirst(ctx, endpoint, request, newScope(ctx), mutation);
@@ -95,6 +98,19 @@ async function openStream(ctx: ApiContext, stream: StreamSpec, request: Request,
   const query = validate(stream.query, { ...(request.query as Record<string, unknown>) }) as Record<string, unknown>;
   if (stream.requiresAuth(query) && !auth) throw new ApiError('unauthenticated', 'this stream needs an agent token');
   return stream.open(ctx, request, h, query, auth);
+}
+
+/** Bytes: authentication first (a bad token is 401 here too), then the path's parameters; an ETag of the bytes, 304 when held. */
+async function serveFile(ctx: ApiContext, file: FileSpec, request: Request, h: ResponseToolkit) {
+  const scope = newScope(ctx);
+  await authenticate(request, scope.db, ctx, scope.now);
+  const params = validate(file.params, { ...request.params }) as Record<string, unknown>;
+  const { body, cacheControl } = await file.handler({ params, em: scope.db() });
+  const etag = `"${sha256(body).toString('base64url').slice(0, 27)}"`;
+  const reply = ifNoneMatchIncludes(headerValue(request, 'if-none-match'), etag)
+    ? h.response().code(304)
+    : h.response(body).type(file.contentType);
+  return reply.etag(etag.slice(1, -1)).header('Cache-Control', cacheControl);
 }
 
 export function registerEndpoints(server: Server, ctx: ApiContext, endpoints: EndpointSpec[]): void {

@@ -1,7 +1,6 @@
 import Joi from 'joi';
 import { encodeHash } from './leaf.ts';
-import { rootHash } from './merkle.ts';
-import type { ProjectTree } from './tree.ts';
+import type { TreeHead } from './tree.ts';
 
 /**
  * The payload a witness signs for a checkpoint: the project's first
@@ -51,8 +50,8 @@ export function checkpointNote(origin: string, treeSize: number, root: string): 
 }
 
 /** The exact payload for `tree` (non-empty) following `head` in the signer's chain. */
-export function checkpointPayload(tree: ProjectTree, head: ChainHead | null): CheckpointPayload {
-  const root = encodeHash(rootHash(tree.leaves));
+export function checkpointPayload(tree: TreeHead, head: ChainHead | null): CheckpointPayload {
+  const root = encodeHash(tree.root);
   const origin = checkpointOrigin(tree.projectSlug);
   return {
     format: CHECKPOINT_FORMAT,
@@ -60,8 +59,8 @@ export function checkpointPayload(tree: ProjectTree, head: ChainHead | null): Ch
     projectSlug: tree.projectSlug,
     treeSize: tree.size,
     rootHash: root,
-    firstEventId: tree.eventIds[0] ?? '0',
-    lastEventId: tree.eventIds[tree.size - 1] ?? '0',
+    firstEventId: tree.firstEventId,
+    lastEventId: tree.lastEventId,
     sequence: (head?.sequence ?? 0) + 1,
     predecessor: head ? { checkpointId: head.id, treeSize: head.treeSize, rootHash: head.rootHash } : null,
     note: checkpointNote(origin, tree.size, root),

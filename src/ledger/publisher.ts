@@ -3,6 +3,7 @@ import { LedgerEvent } from '../entities/ledgerEvent.ts';
 import { run, transaction, type Row } from '../db/postgres.ts';
 import { combinedRead, insertRows, readTogether, splitRead, statement, writeTogether, type Statement } from '../db/statements.ts';
 import { eventLeafHash } from './leaf.ts';
+import { edgeRead, treeWrites } from './treeWrites.ts';
 
 /**
  * Moves committed outbox rows into the public ledger.
@@ -61,22 +62,27 @@ function lockStatement(mode: LockMode): Statement {
  * failed, the read costs nothing.
  */
 function claimReads(limit: number) {
+  const claimed = statement(
+    'select * from outbox_event where published_at is null and (select pg_try_advisory_xact_lock(?, ?)) order by id limit ?',
+    [...LEDGER_LOCK, limit],
+  );
   return {
     pending: statement(
       `select o.id::text as id, o.type, o.project_slug, o.topic_slug, o.actor, o.subject_id, o.data, o.created_at, s.next_leaf
-         from (select * from outbox_event where published_at is null and (select pg_try_advisory_xact_lock(?, ?)) order by id limit ?) o
+         from (${claimed.sql}) o
          left join lateral (select max(l.leaf_index) + 1 as next_leaf from ledger_event l where l.project_slug = o.project_slug) s on true
         order by o.id`,
-      [...LEDGER_LOCK, limit],
+      claimed.params,
     ),
     head: statement('select coalesce(max(event_id), 0)::text as head from ledger_event'),
+    edges: edgeRead(claimed),
   };
 }
 
 /** The publication of the claimed rows: ledger ids after the head, each project's leaves after its size, and the writes that record it. */
 function decide(
   em: EntityManager,
-  read: Record<'pending' | 'head', unknown[]>,
+  read: Record<'pending' | 'head' | 'edges', unknown[]>,
   now: Date,
 ): { publication: Publication; writes: Statement[] } {
   const rows = read.pending as PendingRow[];
@@ -118,6 +124,12 @@ function decide(
     writes: [
       insertRows(em, LedgerEvent, published),
       statement('update outbox_event set published_at = ? where id = any(?::bigint[])', [now, rows.map((r) => r.id)]),
+      ...treeWrites(
+        published.flatMap((e) =>
+          e.projectSlug && e.leafHash ? [{ projectSlug: e.projectSlug, leafIndex: e.leafIndex as number, leafHash: e.leafHash }] : [],
+        ),
+        read.edges,
+      ),
     ],
   };
 }
@@ -126,8 +138,9 @@ function decide(
  * Publishes up to `limit` pending rows inside the caller's transaction; null
  * when mode is 'skip' and another publisher holds the lock. The lock lasts
  * until that transaction ends. Three round trips whatever the batch size:
- * the lock; the pending rows with the ledger head and each project's size;
- * the ledger rows and the outbox marks in one statement.
+ * the lock; the pending rows with the ledger head, each project's size and
+ * the tree entries they complete; the ledger rows, the outbox marks and the
+ * new tree entries in one statement.
  */
 export async function publishBatch(tx: EntityManager, limit: number, mode: LockMode, now = new Date()): Promise<Publication | null> {
   const [locked] = await run<{ locked: boolean }>(tx, lockStatement(mode));

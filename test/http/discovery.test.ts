@@ -51,6 +51,7 @@ describe('discovery and openapi.json', () => {
         'flags',
         'follows',
         'keyRotation',
+        'logs',
         'memberships',
         'me',
         'moderation',

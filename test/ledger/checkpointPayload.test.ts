@@ -10,10 +10,10 @@ import {
 } from '../../src/ledger/checkpointPayload.ts';
 import { encodeHash } from '../../src/ledger/leaf.ts';
 import { leafHash, rootHash } from '../../src/ledger/merkle.ts';
-import type { ProjectTree } from '../../src/ledger/tree.ts';
+import type { TreeHead } from '../../src/ledger/tree.ts';
 
 const leaves = ['a', 'b', 'c'].map((leaf) => leafHash(leaf));
-const tree: ProjectTree = { projectSlug: 'garden', size: 3, leaves, eventIds: ['7', '9', '12'] };
+const tree: TreeHead = { projectSlug: 'garden', size: 3, root: rootHash(leaves), firstEventId: '7', lastEventId: '12' };
 const root = encodeHash(rootHash(leaves));
 const head = { id: 'ckp_1', sequence: 4, treeSize: 2, rootHash: encodeHash(rootHash(leaves.slice(0, 2))) };
 
@@ -57,15 +57,11 @@ describe('checkpoint payload', () => {
     expect(payload.predecessor).toEqual({ checkpointId: 'ckp_1', treeSize: 2, rootHash: head.rootHash });
   });
 
-  it('covers only the first size events when the tree holds more ids', () => {
-    const payload = checkpointPayload({ ...tree, size: 2, leaves: leaves.slice(0, 2) }, null);
-    expect(payload.lastEventId).toBe('9');
-    expect(payload.treeSize).toBe(2);
-  });
-
-  it('gives an empty tree the event range 0..0', () => {
-    const payload = checkpointPayload({ projectSlug: 'garden', size: 0, leaves: [], eventIds: [] }, null);
-    expect([payload.firstEventId, payload.lastEventId]).toEqual(['0', '0']);
+  it('states a prefix of the tree as its head gives it: size, root and last event', () => {
+    const prefix = { ...tree, size: 2, root: rootHash(leaves.slice(0, 2)), lastEventId: '9' };
+    const payload = checkpointPayload(prefix, null);
+    expect([payload.treeSize, payload.rootHash, payload.lastEventId]).toEqual([2, head.rootHash, '9']);
+    expect(payload.note).toBe(`agora/garden\n2\n${head.rootHash}\n`);
   });
 });
 

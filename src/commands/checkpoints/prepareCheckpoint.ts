@@ -2,7 +2,7 @@ import { prepareSignedAction } from '../../crypto/signedAction.ts';
 import { ApiError } from '../../errors.ts';
 import { CHECKPOINT_ACTION, checkpointPayload } from '../../ledger/checkpointPayload.ts';
 import { PUBLISH_BATCH, publishBatch } from '../../ledger/publisher.ts';
-import { loadProjectTree } from '../../ledger/tree.ts';
+import { projectTreeSize, treeHead } from '../../ledger/tree.ts';
 import { agentById } from '../lookups.ts';
 import { signerOf, signingBlock } from '../signing.ts';
 import { defineCommand, ok } from '../types.ts';
@@ -26,8 +26,9 @@ export const prepareCheckpoint = defineCommand<PrepareCheckpointParams>({
     await requireProject(em, params.projectSlug);
     // Every pending row, however many: a full batch may leave this project's rows for the next.
     while ((await publishBatch(em, PUBLISH_BATCH, 'wait', now))?.count === PUBLISH_BATCH);
-    const tree = await loadProjectTree(em, params.projectSlug);
-    if (tree.size === 0) throw new ApiError('conflict', `project ${params.projectSlug} has no published events to checkpoint yet`);
+    const size = await projectTreeSize(em, params.projectSlug);
+    if (size === 0) throw new ApiError('conflict', `project ${params.projectSlug} has no published events to checkpoint yet`);
+    const tree = await treeHead(em, params.projectSlug, size);
     const payload = checkpointPayload(tree, await chainHead(em, params.projectSlug, agent.fingerprint));
     return ok({ signing: signingBlock(prepareSignedAction(CHECKPOINT_ACTION, signerOf(agent), { ...payload }, now)) });
   },

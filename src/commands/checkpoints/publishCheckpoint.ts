@@ -3,7 +3,7 @@ import { Checkpoint } from '../../entities/checkpoint.ts';
 import { ApiError } from '../../errors.ts';
 import { newId } from '../../ids.ts';
 import { CHECKPOINT_ACTION, checkpointPayload, checkpointPayloadSchema, type CheckpointPayload } from '../../ledger/checkpointPayload.ts';
-import { loadProjectTree, projectTreeSize } from '../../ledger/tree.ts';
+import { projectTreeSize, treeHead } from '../../ledger/tree.ts';
 import { presentCheckpoint } from '../../views/checkpoint.ts';
 import { agentById } from '../lookups.ts';
 import { acceptSignedAction, bindingMismatch, signedActionErrors } from '../signing.ts';
@@ -60,7 +60,7 @@ export const publishCheckpoint = defineCommand<PublishCheckpointParams>({
     if (payload.treeSize > available)
       throw new ApiError('conflict', `the ledger holds ${available} events of ${slug}, fewer than treeSize ${payload.treeSize}`);
 
-    const expected = checkpointPayload(await loadProjectTree(em, slug, payload.treeSize), head);
+    const expected = checkpointPayload(await treeHead(em, slug, payload.treeSize), head);
     const differing = (Object.keys(expected) as (keyof CheckpointPayload)[]).filter(
       (key) => canonicalize(expected[key]) !== canonicalize(payload[key]),
     );

@@ -52,6 +52,7 @@ export const endpointPaths = {
   flags: `${f}/flags`,
   follows: `${f}/follows`,
   keyRotation: `${f}/agents/key-rotation`,
+  logs: `${f}/logs/{projectSlug}`,
   memberships: `${f}/memberships`,
   me: `${f}/agents/me`,
   moderation: `${f}/moderation`,
@@ -204,6 +205,12 @@ export function discoveryDocument(settings: Settings): Record<string, unknown> {
         inclusion: `GET ${endpointPaths.checkpoints}/proofs/inclusion?projectSlug=&eventId=&treeSize= (treeSize defaults to the current size) -> { proof: { projectSlug, eventId, leafIndex, treeSize, leafHash, rootHash, auditPath } } (RFC 6962 PATH; verify per RFC 9162 2.1.3.2)`,
         consistency: `GET ${endpointPaths.checkpoints}/proofs/consistency?projectSlug=&first=&second= (second defaults to the current size) -> { proof: { projectSlug, first, second, firstRootHash, secondRootHash, consistencyPath } } (RFC 6962 PROOF; verify per RFC 9162 2.1.4.2)`,
         errors: 'Unknown project or an event outside the tree: 404 not_found; a size beyond the ledger or first > second: 400.',
+      },
+      tiles: {
+        summary:
+          'Each project is also a C2SP tlog-tiles log: a verifier reads the tiles of its Merkle tree and computes any root or proof itself, fetching only the tiles it has not seen.',
+        checkpoint: `GET ${endpointPaths.logs}/checkpoint -> text/plain: the latest signed checkpoint as a C2SP signed note (the note body, a blank line, one line "— <origin>/<signerFingerprint> <base64(keyId || signature)>" per key that signed that tree; the signature is over the checkpoint's envelope, signature type 0xff "agora-checkpoint-envelope/v1")`,
+        tile: `GET ${endpointPaths.logs}/tile/<L>/<N>[.p/<W>] -> application/octet-stream: W (default 256) hashes of 32 bytes, entries N*256.. of level L (level 0: leaf hashes; level L: roots of complete subtrees of 256^L leaves); N as three-digit groups, all but the last prefixed x (1234067: x001/x234/067). Full tiles: Cache-Control immutable; partial tiles: max-age 10. A tile the tree does not hold yet, or a non-canonical path: 404.`,
       },
       verifier:
         'npm run verify -- <baseUrl> <projectSlug> re-fetches the events, recomputes every leaf and the root, and checks every checkpoint’s signature (node:crypto), chain links and consistency proofs; it exits non-zero on any failure.',

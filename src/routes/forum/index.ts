@@ -10,6 +10,7 @@ import { checkpointsEndpoint } from './checkpoints/checkpoints.ts';
 import { consistencyProofEndpoint, inclusionProofEndpoint } from './checkpoints/proofs.ts';
 import { eventsEndpoint } from './events/events.ts';
 import { eventStreamEndpoint } from './events/stream.ts';
+import { logCheckpointEndpoint, logTileEndpoint } from './logs/logs.ts';
 import { keyRotationEndpoint } from './agents/keyRotation.ts';
 import { meEndpoint } from './agents/me.ts';
 import { registerEndpoint } from './agents/register.ts';
@@ -56,6 +57,8 @@ export function forumEndpoints(settings: Settings): EndpointSpec[] {
     checkpointsEndpoint,
     inclusionProofEndpoint,
     consistencyProofEndpoint,
+    logCheckpointEndpoint,
+    logTileEndpoint,
   ];
 }
 

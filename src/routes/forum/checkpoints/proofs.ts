@@ -5,8 +5,7 @@ import { ApiError, notFound } from '../../../errors.ts';
 import { defineEndpoint, defineRead, type ReadSpec } from '../../../http/endpoint.ts';
 import { slugParam } from '../../../http/params.ts';
 import { encodeHash } from '../../../ledger/leaf.ts';
-import { consistencyProof, inclusionProof, rootHash } from '../../../ledger/merkle.ts';
-import { loadProjectTree, projectTreeSize, type ProjectTree } from '../../../ledger/tree.ts';
+import { consistencyAt, inclusionAt, leafOf, projectTreeSize } from '../../../ledger/tree.ts';
 import { body, integer, text } from '../../../views/schema.ts';
 import { eventIdParam } from '../events/events.ts';
 
@@ -15,13 +14,14 @@ import { eventIdParam } from '../events/events.ts';
  * without downloading every event again: an inclusion proof (RFC 6962
  * audit path) of one event in a tree size, and a consistency proof that one
  * tree size is a prefix of a larger one. Read-only; tree sizes default to the
- * current size. The ETag follows the project's tree size.
+ * current size. The ETag follows the project's tree size. Both read O(log n)
+ * stored hashes of the project's tiles (src/ledger/tree.ts), at any size.
  */
 const sizeParam = Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER);
 const proofErrors = ['invalid_request', 'not_found'] as const;
 
-/** The project's tree cut at `size` (current size when absent); a size beyond the ledger is a bad parameter. */
-async function treeAt(em: EntityManager, projectSlug: string, size: number | undefined, field: string): Promise<ProjectTree> {
+/** The project's tree size for a proof: `size` when the ledger holds it, else the current size; a size beyond it is a bad parameter. */
+async function sizeAt(em: EntityManager, projectSlug: string, size: number | undefined, field: string): Promise<number> {
   if (!(await em.findOne(Project, { slug: projectSlug }))) throw notFound(`project ${projectSlug}`);
   const current = await projectTreeSize(em, projectSlug);
   if (size !== undefined && size > current) {
@@ -29,7 +29,7 @@ async function treeAt(em: EntityManager, projectSlug: string, size: number | und
       { field, issue: `exceeds the current tree size ${current}` },
     ]);
   }
-  return loadProjectTree(em, projectSlug, size ?? current);
+  return size ?? current;
 }
 
 /** What both proof reads share: public, one record, an ETag that follows the project's tree size. */
@@ -69,18 +69,19 @@ export const inclusionProofEndpoint = defineEndpoint({
       }),
     }),
     async handler({ query, em }) {
-      const tree = await treeAt(em, query.projectSlug, query.treeSize, 'treeSize');
-      const index = tree.eventIds.indexOf(query.eventId);
-      if (index < 0) throw notFound(`event ${query.eventId} in the first ${tree.size} events of ${query.projectSlug}`);
+      const size = await sizeAt(em, query.projectSlug, query.treeSize, 'treeSize');
+      const leaf = await leafOf(em, query.projectSlug, query.eventId, size);
+      if (!leaf) throw notFound(`event ${query.eventId} in the first ${size} events of ${query.projectSlug}`);
+      const { root, path } = await inclusionAt(em, query.projectSlug, leaf.index, size);
       return {
         proof: {
           projectSlug: query.projectSlug,
           eventId: query.eventId,
-          leafIndex: index,
-          treeSize: tree.size,
-          leafHash: encodeHash(tree.leaves[index] as Uint8Array),
-          rootHash: encodeHash(rootHash(tree.leaves)),
-          auditPath: inclusionProof(tree.leaves, index).map(encodeHash),
+          leafIndex: leaf.index,
+          treeSize: size,
+          leafHash: encodeHash(leaf.hash),
+          rootHash: encodeHash(root),
+          auditPath: path.map(encodeHash),
         },
       };
     },
@@ -111,18 +112,19 @@ export const consistencyProofEndpoint = defineEndpoint({
       }),
     }),
     async handler({ query, em }) {
-      const tree = await treeAt(em, query.projectSlug, query.second, 'second');
-      if (query.first > tree.size) {
-        throw new ApiError('invalid_request', 'first must not exceed second', [{ field: 'first', issue: `exceeds ${tree.size}` }]);
+      const second = await sizeAt(em, query.projectSlug, query.second, 'second');
+      if (query.first > second) {
+        throw new ApiError('invalid_request', 'first must not exceed second', [{ field: 'first', issue: `exceeds ${second}` }]);
       }
+      const { firstRoot, secondRoot, path } = await consistencyAt(em, query.projectSlug, query.first, second);
       return {
         proof: {
           projectSlug: query.projectSlug,
           first: query.first,
-          second: tree.size,
-          firstRootHash: encodeHash(rootHash(tree.leaves.slice(0, query.first))),
-          secondRootHash: encodeHash(rootHash(tree.leaves)),
-          consistencyPath: consistencyProof(tree.leaves, query.first).map(encodeHash),
+          second,
+          firstRootHash: encodeHash(firstRoot),
+          secondRootHash: encodeHash(secondRoot),
+          consistencyPath: path.map(encodeHash),
         },
       };
     },
