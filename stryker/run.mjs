@@ -1,7 +1,7 @@
 // @ts-check
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, globSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, globSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import config from '../stryker.config.mjs';
 import vitestConfig from '../vitest.mutation.config.ts';
@@ -102,18 +102,24 @@ for (const { module, run, skip } of plan) console.log(run ? `  run   ${module}: 
 const toRun = plan.filter((entry) => entry.run).map((entry) => entry.module);
 console.log(`mutation: ${toRun.length} to run, ${modules.length - toRun.length} skipped`);
 
+const reportFile = config.jsonReporter?.fileName ?? 'reports/mutation/mutation.json';
 for (const module of toRun) {
   const started = Date.now();
   const before = fingerprint(module);
   console.log(`mutation: ${module}`);
+  // Removed first, so a report read below is this run's (Stryker writes it even when the module is below the floor).
+  rmSync(reportFile, { force: true });
   const run = spawnSync('npx', ['stryker', 'run', '--mutate', module], { stdio: 'inherit' });
-  const reportFile = config.jsonReporter?.fileName ?? 'reports/mutation/mutation.json';
-  const report = run.status === 0 || existsSync(reportFile) ? JSON.parse(readFileSync(reportFile, 'utf8')) : { files: {} };
-  const result = scoreOf(report, module);
   const seconds = Math.round((Date.now() - started) / 1000);
+  if (!existsSync(reportFile)) {
+    console.log(`mutation: ${module}: Stryker failed before reporting (exit ${run.status}), ${seconds} s`);
+    failed.push(`${module} ran: Stryker failed before reporting (exit ${run.status})`);
+    continue;
+  }
+  const result = scoreOf(JSON.parse(readFileSync(reportFile, 'utf8')), module);
   console.log(`mutation: ${module}: ${result.score}% of ${result.mutants} scored mutants, ${seconds} s, Stryker exit ${run.status}`);
   if (run.status !== 0 || result.score < floor) {
-    failed.push(`${module} ran: ${result.score}%${run.status === 0 ? '' : `, Stryker exit ${run.status}`}`);
+    failed.push(`${module} ran: ${result.score}%, Stryker exit ${run.status}`);
     continue;
   }
   copyFileSync(reportFile, join(dirname(reportFile), `${module.replaceAll('/', '_')}.json`));
