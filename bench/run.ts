@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createProject, registerAgent, type TestAgent } from '../test/support/client.ts';
 import { load, startTarget, type BenchRequest, type BenchResult } from './harness.ts';
+import { searchGrowth } from './growth/search.ts';
 import { readScenarios } from './reads.ts';
 import { cacheCounts, reportReadsWhileWriting, WHILE_WRITING, type CacheCounts } from './readsWhileWriting.ts';
 import { report } from './report.ts';
@@ -27,6 +28,12 @@ const workers = Number(process.env.BENCH_WORKERS ?? 1);
 const rate = Number(process.env.BENCH_RATE ?? 0);
 const writeRate = Number(process.env.BENCH_WRITE_RATE ?? 300);
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
+
+// `search-growth` grows a database of its own to a million agents and projects (bench/growth/search.ts): none of the setup below.
+if (process.argv.slice(2).includes('search-growth')) {
+  await searchGrowth();
+  process.exit(0);
+}
 
 // The operator credential reads the target's /metrics: the read cache's hits and misses per scenario.
 const operatorToken = `bench-operator-${randomUUID()}`;

@@ -41,6 +41,7 @@ export const projectsEndpoint = defineEndpoint({
       const after = decodeCursor(query.cursor);
       const where: Record<string, unknown> = {};
       if (query.slug) where.slug = query.slug;
+      // Through em.find, unprepared: planned for this pattern (see agentsOnPage in agents.ts), by trigram index when it is rare.
       if (query.q) {
         const like = likePattern(query.q);
         where.$or = [{ slug: { $ilike: like } }, { name: { $ilike: like } }, { summary: { $ilike: like } }];
