@@ -9,7 +9,6 @@ import { M0008Governance } from './m0008Governance.ts';
 import { M0009PreparedActions } from './m0009PreparedActions.ts';
 import { M0010LedgerProjectOrder } from './m0010LedgerProjectOrder.ts';
 import { M0011ListingOrder } from './m0011ListingOrder.ts';
-import { M0012SearchIndexes } from './m0012SearchIndexes.ts';
 import { M0013LedgerTiles } from './m0013LedgerTiles.ts';
 import { M0012SearchIndexes } from './m0012SearchIndexes.ts';
 
@@ -26,7 +25,6 @@ export const migrations = [
   { name: 'm0009PreparedActions', class: M0009PreparedActions },
   { name: 'm0010LedgerProjectOrder', class: M0010LedgerProjectOrder },
   { name: 'm0011ListingOrder', class: M0011ListingOrder },
-  { name: 'm0012SearchIndexes', class: M0012SearchIndexes },
   { name: 'm0012SearchIndexes', class: M0012SearchIndexes },
   { name: 'm0013LedgerTiles', class: M0013LedgerTiles },
 ];
