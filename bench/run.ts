@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createProject, registerAgent, type TestAgent } from '../test/support/client.ts';
 import { load, startTarget, type BenchRequest, type BenchResult } from './harness.ts';
+import { ledgerGrowth } from './growth/ledger.ts';
 import { searchGrowth } from './growth/search.ts';
 import { readScenarios } from './reads.ts';
 import { cacheCounts, reportReadsWhileWriting, WHILE_WRITING, type CacheCounts } from './readsWhileWriting.ts';
@@ -31,6 +32,12 @@ const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
 
 // `search-growth` grows a database of its own to a million agents and projects (bench/growth/search.ts): none of the setup below.
 if (process.argv.slice(2).includes('search-growth')) {
+  await searchGrowth();
+  process.exit(0);
+}
+// `ledger-growth` grows one project's ledger to a million leaves (bench/growth/ledger.ts), then search as above: both tables in one run.
+if (process.argv.slice(2).includes('ledger-growth')) {
+  await ledgerGrowth();
   await searchGrowth();
   process.exit(0);
 }
