@@ -7,22 +7,34 @@
  * until it serves, prints the base URL and the env a client uses, and
  * returns; the topology outlives it. `down` stops the keeper (which stops
  * everything cleanly), then SIGTERMs and SIGKILLs whatever of the recorded
- * pids still runs and removes the data folders and the state file.
+ * pids still runs, and whatever else the topology left running
+ * (scripts/topology/processes.ts: `leftovers`), and removes the data folders
+ * and the state file. An `up` that fails (an engine that does not start, a
+ * keeper that dies or hangs, Ctrl-C) does the same before it returns.
  * `status --json` lists every process with its role as the engines report it
  * now (redis master or replica, postgres leader or replica), pid, port and
  * health: what operators, tests and outside fault tools look up.
  *
+ * Every data folder lies under one root in the temp folder (the keeper's
+ * TMPDIR), never in the clone, and each engine works in its own: Patroni runs
+ * as the postgres user, who may not enter a clone in a folder only its owner
+ * enters (a home folder, a `mktemp -d`).
+ *
  * State: TOPOLOGY_DIR (default .topology/): state.json and every log.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { alive, processStatus } from './topology/status.ts';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { alive, leftovers, stopProcesses } from './topology/processes.ts';
+import { processStatus } from './topology/status.ts';
 import { startTopology, type TopologyProcess } from './topology/topology.ts';
 
 interface State {
   status: 'starting' | 'up';
   keeper: number;
+  /** The folder every data folder of the topology is under (agora-topology-* in the temp folder). */
+  root: string;
   baseUrl?: string;
   env?: Record<string, string>;
   ports?: Record<string, number | number[]>;
@@ -59,16 +71,25 @@ async function up(): Promise<number> {
   }
   if (existing) await down();
   mkdirSync(dir, { recursive: true });
-  const log = openSync(join(dir, 'keeper.log'), 'a');
+  // Entered by Patroni as the postgres user, on the way to its own folder.
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'agora-topology-')));
+  chmodSync(root, 0o755);
+  const keeperLog = join(dir, 'keeper.log');
+  const log = openSync(keeperLog, 'a');
   const keeper = spawn(process.execPath, ['--import', './scripts/require-node-24.mjs', 'scripts/topology.ts', 'keep'], {
     detached: true,
     stdio: ['ignore', log, log],
-    env: { ...process.env, TOPOLOGY_DIR: dir },
+    env: { ...process.env, TOPOLOGY_DIR: dir, TMPDIR: root },
   });
   keeper.unref();
-  writeFileSync(stateFile, JSON.stringify({ status: 'starting', keeper: keeper.pid as number } satisfies State, null, 2));
+  writeFileSync(stateFile, JSON.stringify({ status: 'starting', keeper: keeper.pid as number, root } satisfies State, null, 2));
+  let interrupted = false;
+  const interrupt = () => {
+    interrupted = true;
+  };
+  process.once('SIGINT', interrupt).once('SIGTERM', interrupt);
   const deadline = Date.now() + 240_000;
-  while (Date.now() < deadline) {
+  while (Date.now() < deadline && !interrupted) {
     const state = readState();
     if (state?.status === 'up') {
       console.log(`topology: up\n${describe(state)}`);
@@ -77,17 +98,25 @@ async function up(): Promise<number> {
     if (!alive(keeper.pid as number)) break;
     await pause(250);
   }
-  console.error(`topology: did not come up; see ${join(dir, 'keeper.log')}`);
+  const failure = readFileSync(keeperLog, 'utf8').match(/^keeper: failed: .*$/m)?.[0];
+  console.error(`topology: did not come up${interrupted ? ' (interrupted)' : ''}; ${failure ? `${failure}; ` : ''}see ${keeperLog}`);
   await down();
   return 1;
 }
 
 /** The keeper: holds the topology until SIGTERM or SIGINT, then stops it. */
 async function keep(): Promise<number> {
-  const topology = await startTopology({ logDir: dir, keepOutput: false });
+  const topology = await startTopology({ logDir: dir, keepOutput: false }).catch((error: unknown) => {
+    // startTopology stopped what it had started; `up` reads this line and sweeps up whatever is left.
+    console.error(`keeper: failed: ${error instanceof Error ? error.message : String(error)}`);
+    return null;
+  });
+  if (!topology) return 1;
   const state: State = {
     status: 'up',
     keeper: process.pid,
+    // up made it this process's TMPDIR.
+    root: tmpdir(),
     baseUrl: topology.baseUrl,
     env: topology.clientEnv,
     ports: {
@@ -113,35 +142,26 @@ async function keep(): Promise<number> {
   return 0;
 }
 
-async function stopPids(pids: number[], graceMs: number): Promise<void> {
-  const signal = (pid: number, name: NodeJS.Signals) => {
-    try {
-      process.kill(pid, name);
-    } catch {
-      // already gone
-    }
-  };
-  for (const pid of pids.filter(alive)) signal(pid, 'SIGTERM');
-  const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline && pids.some(alive)) await pause(100);
-  for (const pid of pids.filter(alive)) signal(pid, 'SIGKILL');
-  while (pids.some(alive)) await pause(50);
-}
-
-/** `down`: the keeper first (a clean stop of everything), then whatever is left. */
+/** `down`: the keeper first (a clean stop of everything), then whatever is left, recorded or not. */
 async function down(): Promise<number> {
   const state = readState();
   if (!state) {
     console.log('topology: not up (no state file)');
     return 0;
   }
-  await stopPids([state.keeper], 60_000);
-  await stopPids(state.pids ?? [], 5_000);
-  for (const folder of state.folders ?? []) rmSync(folder, { recursive: true, force: true });
+  let stopped = await stopProcesses([state.keeper], 60_000);
+  stopped += await stopProcesses(state.pids ?? [], 5_000);
+  // A root read from the file that is not ours would have every process working under it stopped, and it removed.
+  const root = basename(state.root ?? '').startsWith('agora-topology-') ? state.root : null;
+  // A few rounds: a process stopped in one may have started another meanwhile (a Patroni, its Postgres).
+  for (let round = 0; root && round < 5; round++) {
+    const left = leftovers(state.keeper, root);
+    if (left.length === 0) break;
+    stopped += await stopProcesses(left, 5_000);
+  }
+  for (const folder of [...(state.folders ?? []), ...(root ? [root] : [])]) rmSync(folder, { recursive: true, force: true });
   rmSync(stateFile, { force: true });
-  console.log(
-    `topology: down (${(state.pids ?? []).length + 1} processes stopped, ${(state.folders ?? []).length} data folders removed; logs kept in ${dir})`,
-  );
+  console.log(`topology: down (${stopped} processes stopped, data folders removed; logs kept in ${dir})`);
   return 0;
 }
 

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { freePort } from '../chaos/services.ts';
+import { terminate } from './processes.ts';
 
 /** HAProxy with the project's own config/haproxy.cfg, in front of two API instances, on a free port. */
 export class Balancer {
@@ -34,6 +34,7 @@ export class Balancer {
       AGORA_API_1: `127.0.0.1:${apiPorts[0]}`,
       AGORA_API_2: `127.0.0.1:${apiPorts[1]}`,
     };
+    // In the repository, as the user running this: config/haproxy.cfg names its error pages relative to it.
     const child = spawn('haproxy', ['-db', '-f', 'config/haproxy.cfg'], { env, stdio: 'ignore' });
     // Unhandled, a failed spawn (no haproxy installed) would end the keeper before it stops what it started.
     let spawnError: Error | null = null;
@@ -50,9 +51,7 @@ export class Balancer {
     throw new Error('HAProxy did not start');
   }
 
-  async stop(): Promise<void> {
-    if (this.child.pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.kill('SIGTERM');
-    await once(this.child, 'exit');
+  stop(): Promise<void> {
+    return terminate(this.child, 10_000);
   }
 }

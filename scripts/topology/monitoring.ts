@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { chmodSync, createWriteStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { freePort } from '../chaos/services.ts';
+import { logOutput, terminate } from './processes.ts';
 
 /** Where each scrape job of config/prometheus/prometheus.yml finds its targets in the topology. */
 export interface MonitoredPorts {
@@ -188,10 +188,9 @@ export class Monitoring {
     env: Record<string, string> = {},
   ): Promise<number> {
     const port = await freePort();
-    const child = spawn(command, args(port), { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const log = createWriteStream(join(this.logDir, `${name}.log`), { flags: 'a' });
-    child.stdout?.pipe(log);
-    child.stderr?.pipe(log);
+    // In the topology's folder, never the caller's, which may be a clone only its owner enters (scripts/topology.ts).
+    const child = spawn(command, args(port), { cwd: this.dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    logOutput(child, join(this.logDir, `${name}.log`));
     let spawnError: Error | null = null;
     child.once('error', (error) => {
       spawnError = error;
@@ -230,13 +229,9 @@ export class Monitoring {
     return this.children.map(({ process }) => process.pid);
   }
 
+  /** Stops every process and removes the folder (its config, the token file and Prometheus's data). */
   async stop(): Promise<void> {
-    await Promise.all(
-      this.children.map(async ({ child }) => {
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        child.kill('SIGTERM');
-        await once(child, 'exit');
-      }),
-    );
+    await Promise.all(this.children.map(({ child }) => terminate(child, 10_000)));
+    rmSync(this.dir, { recursive: true, force: true });
   }
 }

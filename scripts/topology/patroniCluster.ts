@@ -1,14 +1,16 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { chmodSync, createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, postgresBin } from '../chaos/services.ts';
-import { patroniConfig, postgresBalancerConfig, type EtcdMember, type Member } from './patroniConfig.ts';
+import { etcdArgs, patroniConfig, postgresBalancerConfig, type EtcdMember, type Member } from './patroniConfig.ts';
+import { logOutput, running, terminate } from './processes.ts';
 
 const run = promisify(execFile);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Patroni stops its Postgres on SIGTERM within seconds; one stuck (a bootstrap that lost its initdb) never does. */
+const STOP_GRACE_MS = 30_000;
 
 /** What Patroni's REST API says of one member (GET /cluster). */
 export interface PatroniMemberState {
@@ -16,10 +18,6 @@ export interface PatroniMemberState {
   role: 'leader' | 'sync_standby' | 'replica' | string;
   state: string;
   port: number;
-}
-
-function alive(child: ChildProcess | null): child is ChildProcess {
-  return child !== null && child.exitCode === null && child.signalCode === null;
 }
 
 function postgresIds(): { uid: number; gid: number } {
@@ -75,11 +73,14 @@ export class PatroniCluster {
     const cluster = new PatroniCluster(dir, logDir ?? dir, bin, members, etcd, { primary: await freePort(), replicas: await freePort() });
     try {
       for (const member of etcd) cluster.startEtcd(member, 'new');
-      await cluster.until('etcd to have a leader', async () => (await cluster.etcdHealthy()) === 3, 30_000);
+      const etcdExited = () => etcd.find((m) => !running(m.child))?.name;
+      await cluster.until('etcd to have a leader', async () => (await cluster.etcdHealthy()) === 3, 30_000, etcdExited);
       for (const member of members) cluster.startPatroni(member);
-      await cluster.until('a leader and two streaming replicas, one synchronous', () => cluster.complete(), 120_000);
+      const patroniExited = () => members.find((m) => !running(m.patroni))?.name ?? etcdExited();
+      await cluster.until('a leader and two streaming replicas, one synchronous', () => cluster.complete(), 120_000, patroniExited);
       cluster.startBalancer();
-      await cluster.until('HAProxy to reach the leader', () => cluster.accepts(cluster.ports.primary), 30_000);
+      const balancerExited = () => (running(cluster.balancer) ? patroniExited() : 'haproxy-postgres');
+      await cluster.until('HAProxy to reach the leader', () => cluster.accepts(cluster.ports.primary), 30_000, balancerExited);
     } catch (error) {
       await cluster.stop();
       throw error;
@@ -87,53 +88,23 @@ export class PatroniCluster {
     return cluster;
   }
 
-  private log(name: string) {
-    return createWriteStream(join(this.logDir, `${name}.log`), { flags: 'a' });
-  }
-
+  /** `cwd`: each engine works in a folder of the topology's own, never the caller's (a clone only its owner may enter). */
   private spawnLogged(
     name: string,
     command: string,
     args: string[],
-    options: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv } = {},
+    options: { cwd: string; uid?: number; gid?: number; env?: NodeJS.ProcessEnv },
   ): ChildProcess {
     const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
-    const log = this.log(name);
-    child.stdout?.pipe(log);
-    child.stderr?.pipe(log);
+    const log = logOutput(child, join(this.logDir, `${name}.log`));
     child.once('error', (error) => log.write(`spawn failed: ${error.message}\n`));
     return child;
   }
 
   private startEtcd(member: EtcdMember, state: 'new' | 'existing'): void {
-    const cluster = this.etcd.map((m) => `${m.name}=http://127.0.0.1:${m.peerPort}`).join(',');
-    const client = `http://127.0.0.1:${member.clientPort}`;
-    const peer = `http://127.0.0.1:${member.peerPort}`;
-    member.child = this.spawnLogged(member.name, 'etcd', [
-      '--name',
-      member.name,
-      '--data-dir',
-      join(this.dir, member.name),
-      '--listen-client-urls',
-      client,
-      '--advertise-client-urls',
-      client,
-      '--listen-peer-urls',
-      peer,
-      '--initial-advertise-peer-urls',
-      peer,
-      '--initial-cluster',
-      cluster,
-      '--initial-cluster-state',
-      state,
-      '--initial-cluster-token',
-      'agora',
-      // A loopback cluster: elect within a second of losing a member.
-      '--heartbeat-interval',
-      '100',
-      '--election-timeout',
-      '1000',
-    ]);
+    const dataDir = join(this.dir, member.name);
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    member.child = this.spawnLogged(member.name, 'etcd', etcdArgs(member, this.etcd, dataDir, state), { cwd: dataDir });
   }
 
   private config(member: Member): string {
@@ -147,18 +118,23 @@ export class PatroniCluster {
     const file = this.config(member);
     const ids: { uid?: number; gid?: number } = process.getuid?.() === 0 ? postgresIds() : {};
     if (ids.uid !== undefined) execFileSync('chown', ['postgres:postgres', this.dir, file]);
-    member.patroni = this.spawnLogged(member.name, 'patroni', [file], { ...ids, env: { ...process.env, HOME: this.dir } });
+    // Patroni's bootstrap starts Postgres from a Python subprocess that first enters Patroni's own working folder.
+    const env = { ...process.env, HOME: this.dir, TMPDIR: this.dir };
+    member.patroni = this.spawnLogged(member.name, 'patroni', [file], { ...ids, cwd: this.dir, env });
   }
 
   private startBalancer(): void {
     const file = join(this.dir, 'haproxy-postgres.cfg');
     writeFileSync(file, postgresBalancerConfig(this.members, this.ports));
-    this.balancer = this.spawnLogged('haproxy-postgres', 'haproxy', ['-db', '-f', file]);
+    this.balancer = this.spawnLogged('haproxy-postgres', 'haproxy', ['-db', '-f', file], { cwd: this.dir });
   }
 
-  private async until(what: string, check: () => Promise<boolean> | boolean, ms: number): Promise<void> {
+  /** Fails at once, not at the deadline, when `exited` names a process that is gone (a broken install, a refused setting). */
+  private async until(what: string, check: () => Promise<boolean> | boolean, ms: number, exited?: () => string | undefined): Promise<void> {
     const deadline = Date.now() + ms;
     while (Date.now() < deadline) {
+      const gone = exited?.();
+      if (gone) throw new Error(`patroni: ${gone} exited while waiting for ${what} (logs in ${this.logDir})`);
       if (
         await Promise.resolve()
           .then(check)
@@ -189,7 +165,7 @@ export class PatroniCluster {
 
   /** Every member as Patroni sees it, asked of any member that answers. */
   async state(): Promise<PatroniMemberState[]> {
-    for (const member of this.members.filter((m) => alive(m.patroni))) {
+    for (const member of this.members.filter((m) => running(m.patroni))) {
       const reply = await fetch(`http://127.0.0.1:${member.restPort}/cluster`, { signal: AbortSignal.timeout(1000) }).catch(() => null);
       if (reply?.ok) return ((await reply.json()) as { members: PatroniMemberState[] }).members;
     }
@@ -198,12 +174,12 @@ export class PatroniCluster {
 
   /** A leader running, and every live member either it or a streaming replica, one of them synchronous. */
   async complete(): Promise<boolean> {
-    const live = this.members.filter((m) => alive(m.patroni));
+    const live = this.members.filter((m) => running(m.patroni));
     const state = await this.state();
-    const running = state.filter((m) => live.some((l) => l.name === m.name) && ['running', 'streaming'].includes(m.state));
-    const roles = running.map((m) => m.role);
+    const serving = state.filter((m) => live.some((l) => l.name === m.name) && ['running', 'streaming'].includes(m.state));
+    const roles = serving.map((m) => m.role);
     return (
-      running.length === live.length &&
+      serving.length === live.length &&
       roles.filter((r) => r === 'leader').length === 1 &&
       (live.length < 2 || roles.includes('sync_standby'))
     );
@@ -282,9 +258,9 @@ export class PatroniCluster {
   /** Processes running now, by role, for `topology status`. */
   processes(): { role: string; name: string; pid: number | undefined; port: number; pidFile?: string }[] {
     return [
-      ...this.etcd.filter((m) => alive(m.child)).map((m) => ({ role: 'etcd', name: m.name, pid: m.child?.pid, port: m.clientPort })),
+      ...this.etcd.filter((m) => running(m.child)).map((m) => ({ role: 'etcd', name: m.name, pid: m.child?.pid, port: m.clientPort })),
       ...this.members
-        .filter((m) => alive(m.patroni))
+        .filter((m) => running(m.patroni))
         .map((m) => ({ role: 'patroni', name: m.name, pid: m.patroni?.pid, port: m.restPort })),
       ...this.members
         .map((m) => ({
@@ -295,7 +271,7 @@ export class PatroniCluster {
           pidFile: join(m.dataDir, 'postmaster.pid'),
         }))
         .filter((p) => p.pid !== undefined),
-      ...(alive(this.balancer)
+      ...(running(this.balancer)
         ? [{ role: 'postgres balancer', name: 'haproxy-postgres', pid: this.balancer.pid, port: this.ports.primary }]
         : []),
     ];
@@ -306,22 +282,13 @@ export class PatroniCluster {
   }
 
   async stop(): Promise<void> {
-    const stopping: Promise<unknown>[] = [];
-    const stopChild = (child: ChildProcess | null, signal: NodeJS.Signals = 'SIGTERM') => {
-      if (!alive(child)) return;
-      stopping.push(once(child, 'exit'));
-      child.kill(signal);
-    };
-    stopChild(this.balancer);
     // Patroni stops its Postgres on SIGTERM; a member whose Patroni was killed leaves a postmaster behind.
-    for (const member of this.members) stopChild(member.patroni);
-    await Promise.all(stopping.splice(0));
+    await Promise.all([terminate(this.balancer, STOP_GRACE_MS), ...this.members.map((m) => terminate(m.patroni, STOP_GRACE_MS))]);
     for (const member of this.members) {
       const postmaster = this.postmasterPid(member);
       if (postmaster) process.kill(postmaster, 'SIGKILL');
     }
-    for (const member of this.etcd) stopChild(member.child);
-    await Promise.all(stopping);
+    await Promise.all(this.etcd.map((m) => terminate(m.child, STOP_GRACE_MS)));
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -24,6 +24,37 @@ export interface EtcdMember {
   child: ChildProcess | null;
 }
 
+/** One etcd member's command line: a member of `etcd`, Patroni's store. */
+export function etcdArgs(member: EtcdMember, etcd: EtcdMember[], dataDir: string, state: 'new' | 'existing'): string[] {
+  const client = `http://127.0.0.1:${member.clientPort}`;
+  const peer = `http://127.0.0.1:${member.peerPort}`;
+  return [
+    '--name',
+    member.name,
+    '--data-dir',
+    dataDir,
+    '--listen-client-urls',
+    client,
+    '--advertise-client-urls',
+    client,
+    '--listen-peer-urls',
+    peer,
+    '--initial-advertise-peer-urls',
+    peer,
+    '--initial-cluster',
+    etcd.map((m) => `${m.name}=http://127.0.0.1:${m.peerPort}`).join(','),
+    '--initial-cluster-state',
+    state,
+    '--initial-cluster-token',
+    'agora',
+    // A loopback cluster: elect within a second of losing a member.
+    '--heartbeat-interval',
+    '100',
+    '--election-timeout',
+    '1000',
+  ];
+}
+
 /** One Patroni member's configuration (written as JSON, which is YAML). */
 export function patroniConfig(member: Member, etcd: EtcdMember[], bin: string, dir: string) {
   return {

@@ -44,9 +44,10 @@ export async function startStreamingPair(): Promise<StreamingPair> {
   const dir = mkdtempSync(join(tmpdir(), 'agora-replica-'));
   // initdb refuses root: the clusters belong to the postgres user, who must own the folder.
   if (process.getuid?.() === 0) await run('chown', ['postgres:postgres', dir]);
+  // In the clusters' folder: the postgres user may not enter the caller's.
   const asOwner = async (command: string, args: string[]) => {
     const [file, argv] = asClusterOwner(join(bin, command), args);
-    await run(file, argv);
+    await run(file, argv, { cwd: dir });
   };
   const ports = { primary: await freePort(), replica: await freePort() };
   const data = { primary: join(dir, 'primary'), replica: join(dir, 'replica') };

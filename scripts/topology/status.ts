@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { promisify } from 'node:util';
+import { alive } from './processes.ts';
 import type { TopologyProcess } from './topology.ts';
 
 const run = promisify(execFile);
@@ -13,16 +14,6 @@ export interface ProcessStatus {
   pid: number;
   port: number | null;
   health: 'ok' | 'failing' | 'down';
-}
-
-/** Whether a process exists (EPERM: it does, as another user's). */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 const answers = (url: string) =>

@@ -98,7 +98,11 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
     await cluster?.stop();
   };
   try {
-    [cluster, postgres] = await Promise.all([RedisCluster.start(), PatroniCluster.start(options.logDir)]);
+    const redisStart = RedisCluster.start().then((started) => (cluster = started));
+    const patroniStart = PatroniCluster.start(options.logDir).then((started) => (postgres = started));
+    // Both settled before either's failure is thrown: stop() must find whichever did start, or it runs on unstopped.
+    await Promise.allSettled([redisStart, patroniStart]);
+    [cluster, postgres] = await Promise.all([redisStart, patroniStart]);
     // Through the Postgres balancer: whoever leads now takes the writes, whichever replicas run take the reads.
     const serviceEnv: Record<string, string> = {
       DATABASE_URL: postgres.url(postgres.ports.primary, database),

@@ -1,26 +1,30 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProcessStatus } from '../../scripts/topology/status.ts';
 import { Client, createProject, registerAgent } from '../support/client.ts';
-import { isAlive } from '../support/serviceProcess.ts';
+import { accepts, privateClone, type Seen, stillRunning, watchUp } from './topologyProcesses.ts';
 
 const run = promisify(execFile);
 /**
  * CI brings the topology up once (.ci/run), runs the HTTP suite through it,
  * then this file checks it and takes it down: AGORA_TOPOLOGY_DIR names its
  * state folder. Without it, this file brings up one of its own, in a folder
- * of its own (a topology a developer has up is left alone).
+ * of its own (a topology a developer has up is left alone), from a copy of
+ * the working tree in a folder only its owner may enter, as a new user's clone.
+ * Then, either way, two `up`s that fail half-way, from that copy too.
  */
 const shared = process.env.AGORA_TOPOLOGY_DIR;
-const dir = shared ?? mkdtempSync(join(tmpdir(), 'agora-topology-test-'));
-const topology = (...args: string[]) =>
+const dir = shared ? resolve(shared) : mkdtempSync(join(tmpdir(), 'agora-topology-test-'));
+const clone = privateClone();
+const topology = (args: string[], topologyDir = dir, env: Record<string, string> = {}) =>
   run(process.execPath, ['--import', './scripts/require-node-24.mjs', 'scripts/topology.ts', ...args], {
-    env: { ...process.env, TOPOLOGY_DIR: dir },
+    cwd: clone.dir,
+    env: { ...process.env, TOPOLOGY_DIR: topologyDir, ...env },
     timeout: 300_000,
   });
 
@@ -35,20 +39,21 @@ let state: State;
 
 beforeAll(async () => {
   if (!shared) {
-    const { stdout } = await topology('up');
+    const { stdout } = await topology(['up']);
     expect(stdout).toContain('topology: up');
   }
   state = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8')) as State;
 }, 300_000);
 
 afterAll(async () => {
-  if (existsSync(join(dir, 'state.json'))) await topology('down').catch(() => {});
+  if (existsSync(join(dir, 'state.json'))) await topology(['down']).catch(() => {});
   if (!shared) rmSync(dir, { recursive: true, force: true });
+  rmSync(clone.outer, { recursive: true, force: true });
 });
 
 describe('npm run topology', () => {
   it('lists every process with its role as the engines report it, its pid, its port and its health (status --json)', async () => {
-    const { stdout } = await topology('status', '--json');
+    const { stdout } = await topology(['status', '--json']);
     const { processes } = JSON.parse(stdout) as { processes: ProcessStatus[] };
     const count = (role: string) => processes.filter((p) => p.role === role).length;
     expect({
@@ -105,7 +110,7 @@ describe('npm run topology', () => {
   }, 120_000);
 
   it('refuses a second up while one runs', async () => {
-    const again = await topology('up').then(
+    const again = await topology(['up']).then(
       () => 'started twice',
       (error: { stdout: string }) => error.stdout,
     );
@@ -124,11 +129,85 @@ describe('npm run topology', () => {
   }, 120_000);
 
   it('takes it all down: every process stopped, every data folder and the state file removed', async () => {
-    const down = await topology('down');
+    const down = await topology(['down']);
     expect(down.stdout).toContain('topology: down');
-    for (const pid of [state.keeper, ...state.pids]) expect(isAlive(pid), `pid ${pid}`).toBe(false);
+    expect(await stillRunning([state.keeper, ...state.pids])).toEqual([]);
     for (const folder of state.folders) expect(existsSync(folder), folder).toBe(false);
     expect(existsSync(join(dir, 'state.json'))).toBe(false);
     expect((await fetch(`${state.baseUrl}/readyz`).catch(() => null))?.status).toBeUndefined();
   }, 180_000);
+});
+
+/**
+ * `up` from the private copy, in a state folder of its own, watched from outside (ps, ss); `during` may act on
+ * what has been seen so far. Returns its output and everything seen once it has returned.
+ */
+async function failingUp(env: Record<string, string>, during?: (seen: Map<number, Seen>, keeper: number) => void) {
+  const own = mkdtempSync(join(tmpdir(), 'agora-topology-failing-'));
+  const watch = watchUp(join(own, 'state.json'));
+  const acting = setInterval(() => {
+    const keeper = watch.state()?.keeper;
+    if (during && keeper) during(watch.seen, keeper);
+  }, 250);
+  const result = await topology(['up'], own, env).then(
+    () => ({ code: 0, output: '' }),
+    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, output: error.stdout + error.stderr }),
+  );
+  clearInterval(acting);
+  await watch.stop();
+  const keeperLog = readFileSync(join(own, 'keeper.log'), 'utf8');
+  const stateLeft = existsSync(join(own, 'state.json'));
+  rmSync(own, { recursive: true, force: true });
+  return { ...result, keeperLog, stateLeft, seen: [...watch.seen.values()], root: watch.state()?.root };
+}
+
+/** The up failed, and of what it started no process runs, no port it listened on answers, no folder is left. */
+async function expectNothingLeft(up: Awaited<ReturnType<typeof failingUp>>, leastPorts: number) {
+  expect(up.code).toBe(1);
+  expect(up.output).toContain('did not come up');
+  expect(await stillRunning(up.seen.map((p) => p.pid))).toEqual([]);
+  const ports = up.seen.flatMap((p) => [...p.ports]);
+  expect(ports.length).toBeGreaterThanOrEqual(leastPorts);
+  const open = await Promise.all(ports.map(async (port) => ((await accepts(port)) ? port : null)));
+  expect(open.filter((port) => port !== null)).toEqual([]);
+  expect(up.root && existsSync(up.root), up.root).toBe(false);
+  expect(up.stateLeft).toBe(false);
+}
+
+const named = (seen: Seen[], name: string) => seen.filter((p) => p.name === name).length;
+
+describe('npm run topology: an up that fails half-way stops everything it started and frees its ports', () => {
+  it('an engine that does not start, after Patroni bootstrapped from a clone only its owner may enter', async () => {
+    const bin = mkdtempSync(join(tmpdir(), 'agora-broken-haproxy-'));
+    writeFileSync(join(bin, 'haproxy'), '#!/bin/sh\necho "haproxy: broken on purpose by the test" >&2\nexit 1\n', { mode: 0o755 });
+    const up = await failingUp({ PATH: `${bin}:${process.env.PATH}` });
+    rmSync(bin, { recursive: true, force: true });
+    // Patroni's HAProxy starts once the leader and both replicas stream: Postgres bootstrapped as the postgres user.
+    expect(up.keeperLog).toContain('haproxy-postgres exited while waiting for HAProxy to reach the leader');
+    // At least: a Redis master forks a copy of itself to send a replica its data, Postgres a process per task.
+    const atLeast = { etcd: 3, patroni: 3, postgres: 3, 'redis-server': 6 };
+    const seen = Object.fromEntries(Object.entries(atLeast).map(([name, least]) => [name, Math.min(named(up.seen, name), least)]));
+    expect(seen).toEqual(atLeast);
+    // etcd's client and peer ports, Patroni's REST APIs, the postmasters', the Redis nodes' and their cluster buses'.
+    await expectNothingLeft(up, 6 + 3 + 3 + 12);
+  }, 300_000);
+
+  it('its keeper killed while Postgres starts (a postmaster runs in a session of its own, outside the keeper process group)', async () => {
+    let killed = false;
+    const up = await failingUp({}, (seen, keeper) => {
+      // A postmaster, not initdb's Postgres: initdb runs in the keeper's group, the postmaster in a session of its own.
+      if (killed || ![...seen.values()].some((p) => p.name === 'postgres' && p.pgid !== keeper)) return;
+      killed = true;
+      try {
+        process.kill(keeper, 'SIGKILL');
+      } catch {
+        // already gone: the up fails all the same
+      }
+    });
+    expect(killed).toBe(true);
+    expect(up.keeperLog).not.toContain('keeper: up');
+    expect(named(up.seen, 'etcd')).toBe(3);
+    // At least etcd's client and peer ports: it runs before Patroni starts.
+    await expectNothingLeft(up, 6);
+  }, 300_000);
 });
