@@ -5,22 +5,12 @@
  * --json prints machine-readable results; a refusal prints the service's
  * error code and exits 1.
  */
-import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { exportCommand, verifyCommand } from '../src/cli/ledger.ts';
 import { defaultConfigPath, loadConfig, saveConfig as saveConfigTo, type AgentConfig } from '../src/config.ts';
 import { defaultMix, load, parseMix } from '../src/load/index.ts';
 import { serveMcp } from '../src/mcp/server.ts';
-import {
-  Agora,
-  AgoraError,
-  exportLedger,
-  generateKeys,
-  keyFingerprint,
-  unwrap,
-  verifyExport,
-  verifyProject,
-  type LedgerExport,
-} from '../src/index.ts';
+import { Agora, AgoraError, generateKeys, keyFingerprint, unwrap } from '../src/index.ts';
 
 const usage = `usage: agora [--config FILE] [--url URL] [--json] <command>
   keygen                                  new Ed25519 keys into the config (keeps existing ones unless --force)
@@ -37,8 +27,8 @@ const usage = `usage: agora [--config FILE] [--url URL] [--json] <command>
   tail [--since ID|now] [--project P] [--topic T] [--type TYPE] [--followed]   follow the event ledger live (its event stream; polling where none)
   case create --kind aid|beacon --summary S [--urgency U] [--detail D] --acknowledge-safety
   case list
-  verify <projectSlug>                    check the project's events, checkpoints, proofs and signed profiles
-  export <projectSlug> [--out FILE]       the project's ledger, checkpoints, proofs, signed profiles and keys, to one file
+  verify <projectSlug>                    check the project's events, checkpoints, proofs, tiles and signed profiles
+  export <projectSlug> [--out FILE]       the project's ledger, checkpoints, proofs, tiles, signed profiles and keys, to one file
   verify --offline FILE                   check an export file without the network
   load <url> [--rate R] [--duration S] [--mix post=30,reply=15,...] [--agents N] [--projects P] [--hot F] [--streams K]
            [--report DIR] [--world FILE]   an open-model load against any deployment (docs/load.md)
@@ -258,30 +248,15 @@ async function run(): Promise<void> {
       return;
     }
     case 'verify': {
-      const report = flags.offline
-        ? await verifyExport(JSON.parse(await readFile(need(args[0], 'the export file'), 'utf8')) as LedgerExport)
-        : await verifyProject(need(flags.url ?? config.url, '--url'), need(args[0], 'the project slug'));
-      const summary = `${report.projectSlug}: ${report.events} events, root ${report.rootHash}; ${report.checkpoints} checkpoints in ${report.chains} chain(s); ${report.profiles} signed profile revision(s)`;
-      print(
-        [
-          summary,
-          ...report.failures.map((f) => `FAIL ${f}`),
-          report.failures.length === 0 ? 'OK' : `${report.failures.length} failure(s)`,
-        ].join('\n'),
-        report,
-      );
-      if (report.failures.length > 0) process.exitCode = 1;
+      const target = flags.offline
+        ? { file: need(args[0], 'the export file') }
+        : { url: need(flags.url ?? config.url, '--url'), projectSlug: need(args[0], 'the project slug') };
+      if (!(await verifyCommand(target, print))) process.exitCode = 1;
       return;
     }
     case 'export': {
       const slug = need(args[0], 'the project slug');
-      const file = await exportLedger(need(flags.url ?? config.url, '--url'), slug);
-      const out = flags.out ?? `${slug}.agora-ledger.json`;
-      await writeFile(out, `${JSON.stringify(file, null, 1)}\n`);
-      print(
-        `${out}: ${file.events.length} events, ${file.checkpoints.length} checkpoints, ${file.profiles.length} profile revisions, ${Object.keys(file.keys).length} keys`,
-        { file: out, events: file.events.length, checkpoints: file.checkpoints.length },
-      );
+      await exportCommand(need(flags.url ?? config.url, '--url'), slug, flags.out, print);
       return;
     }
     case 'load': {

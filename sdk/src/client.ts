@@ -16,6 +16,7 @@ import {
   type Topic,
 } from './answers.ts';
 import { signMessage, type AgentKeys } from './keys.ts';
+import { LogFollower } from './logFollower.ts';
 import type { EventQuery, PollOptions } from './polling.ts';
 import { followFeedLive, followLedger, type StreamSource } from './streaming.ts';
 import { agoraFetch, type TransportOptions } from './transport.ts';
@@ -226,6 +227,11 @@ export class Agora {
   /** Witness-sign the project's ledger as it stands now. */
   async publishCheckpoint(projectSlug: string): Promise<Checkpoint> {
     return (await this.signedAction('/api/forum/checkpoints', { projectSlug }, 'publish', { projectSlug })).checkpoint as Checkpoint;
+  }
+
+  /** A verifier of the project's log that fetches only the tiles it lacks (logFollower.ts), through this session's retries. */
+  followLog(projectSlug: string): LogFollower {
+    return new LogFollower(this.options.baseUrl, projectSlug, (url) => this.send(new Request(url)));
   }
 
   async confirmAccountLink(linkCode: string): Promise<AccountLink> {

@@ -1,11 +1,14 @@
+import { toBase64 } from './encoding.ts';
 import type { components } from './generated/forum.ts';
+import { httpTiles, tilePath, tilesOfTree } from './tiles.ts';
 
 /**
  * One project's ledger as a witness takes it away: every event (with its
  * leaf), every checkpoint with its witness signature, the service's
- * inclusion and consistency proofs for them, the signed profile revisions
- * of the agents who acted, and the public keys all of it is signed with.
- * `verifyExport` checks such a file without the network.
+ * inclusion and consistency proofs for them, the tiles of its Merkle tree,
+ * the signed profile revisions of the agents who acted, and the public keys
+ * all of it is signed with. `verifyExport` checks such a file without the
+ * network.
  */
 export type ServedEvent = components['schemas']['Event'];
 export type ServedCheckpoint = components['schemas']['Checkpoint'];
@@ -23,6 +26,12 @@ interface ConsistencyProof {
   consistencyPath: string[];
 }
 
+/** The tiles of the tree of every exported event, as the service served them: tile path (`0/001`, `0/002.p/89`) → standard base64. */
+export interface ExportedTiles {
+  treeSize: number;
+  tiles: Record<string, string>;
+}
+
 export interface LedgerExport {
   format: 'agora-ledger-export/v1';
   source: string;
@@ -32,6 +41,8 @@ export interface LedgerExport {
   checkpoints: ServedCheckpoint[];
   proofs: { inclusion: InclusionProof[]; consistency: ConsistencyProof[] };
   profiles: ServedProfile[];
+  /** Absent from files exported before the service served tiles. */
+  tiles?: ExportedTiles;
   /** Key fingerprint → raw Ed25519 public key (unpadded base64url): every key a signature here is checked with. */
   keys: Record<string, string>;
 }
@@ -66,21 +77,44 @@ class Downloader {
   }
 }
 
+/** Each signer's successive checkpoints, by sequence: the steps its chain claims extend the tree. */
+export function chainSteps(checkpoints: readonly ServedCheckpoint[]): [ServedCheckpoint, ServedCheckpoint][] {
+  const steps: [ServedCheckpoint, ServedCheckpoint][] = [];
+  for (const chain of Map.groupBy(checkpoints, (c) => c.signerFingerprint).values()) {
+    const ordered = [...chain].sort((a, b) => a.sequence - b.sequence);
+    for (let i = 1; i < ordered.length; i++) steps.push([ordered[i - 1]!, ordered[i]!]);
+  }
+  return steps;
+}
+
 /** The proofs a witness checks: each checkpoint's last event in its tree, and each chain's step from one checkpoint to the next. */
 function neededProofs(checkpoints: ServedCheckpoint[]): { inclusion: [string, number][]; consistency: [number, number][] } {
   const inclusion = checkpoints.map((c) => [c.lastEventId ?? '', c.treeSize] as [string, number]);
-  const consistency: [number, number][] = [];
-  for (const chain of Map.groupBy(checkpoints, (c) => c.signerFingerprint).values()) {
-    const ordered = [...chain].sort((a, b) => a.sequence - b.sequence);
-    for (let i = 1; i < ordered.length; i++)
-      if (ordered[i]!.treeSize >= ordered[i - 1]!.treeSize) consistency.push([ordered[i - 1]!.treeSize, ordered[i]!.treeSize]);
-  }
+  const consistency = chainSteps(checkpoints)
+    .filter(([prev, next]) => next.treeSize >= prev.treeSize)
+    .map(([prev, next]) => [prev.treeSize, next.treeSize] as [number, number]);
   return { inclusion, consistency };
 }
 
-export async function exportLedger(baseUrl: string, projectSlug: string, send: typeof fetch = globalThis.fetch): Promise<LedgerExport> {
+/** Every tile of the tree of the first `size` events: the tree only grows, so they stay servable however far it has grown since. */
+async function exportTiles(d: Downloader, projectSlug: string, size: number): Promise<ExportedTiles> {
+  const fetchTile = httpTiles(d.base, projectSlug, d.send);
+  const tiles: Record<string, string> = {};
+  for (const address of tilesOfTree(size)) {
+    const path = tilePath(address);
+    tiles[path] = toBase64(await fetchTile(path));
+  }
+  return { treeSize: size, tiles };
+}
+
+export async function exportLedger(
+  baseUrl: string,
+  projectSlug: string,
+  send: typeof fetch = globalThis.fetch,
+): Promise<LedgerExport & { tiles: ExportedTiles }> {
   const d = new Downloader(baseUrl.replace(/\/+$/, ''), send);
   const events = await d.list<ServedEvent>('/api/forum/events', 'events', { projectSlug });
+  const tiles = await exportTiles(d, projectSlug, events.length);
   const checkpoints = await d.list<ServedCheckpoint>('/api/forum/checkpoints', 'checkpoints', { projectSlug });
   const needed = neededProofs(checkpoints);
   const inclusion: InclusionProof[] = [];
@@ -111,6 +145,7 @@ export async function exportLedger(baseUrl: string, projectSlug: string, send: t
     checkpoints,
     proofs: { inclusion, consistency },
     profiles,
+    tiles,
     keys,
   };
 }

@@ -1,12 +1,17 @@
-import { sha256 } from './encoding.ts';
+import { fromBase64, sha256 } from './encoding.ts';
 
 /**
  * RFC 6962 / RFC 9162 Merkle trees with WebCrypto: leaf = SHA-256(0x00 ||
  * leaf bytes), node = SHA-256(0x01 || left || right), split at the largest
  * power of two below n. What a witness needs to check the service's ledger
- * without trusting anything it computed.
+ * without trusting anything it computed: roots, the RFC 9162 proof checks,
+ * and the proofs themselves over any source of subtree roots (a log's
+ * tiles, tiles.ts), so a verifier need not take the service's proofs.
  */
 export type Hash = Uint8Array;
+
+/** A hash as the service writes it (standard base64 of 32 bytes); anything else is the empty hash, which no check accepts. */
+export const decodeHash = (text: string): Hash => (/^[A-Za-z0-9+/]{43}=$/.test(text) ? fromBase64(text) : new Uint8Array());
 
 function concat(...parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
@@ -19,7 +24,7 @@ function concat(...parts: Uint8Array[]): Uint8Array {
 }
 
 export const leafHash = (leaf: Uint8Array): Promise<Hash> => sha256(concat(Uint8Array.of(0), leaf));
-const nodeHash = (left: Hash, right: Hash): Promise<Hash> => sha256(concat(Uint8Array.of(1), left, right));
+export const nodeHash = (left: Hash, right: Hash): Promise<Hash> => sha256(concat(Uint8Array.of(1), left, right));
 
 function hashesEqual(a: Hash, b: Hash): boolean {
   return a.length === b.length && a.every((byte, i) => byte === b[i]);
@@ -29,6 +34,40 @@ function splitPoint(n: number): number {
   let k = 1;
   while (k * 2 < n) k *= 2;
   return k;
+}
+
+/** MTH(D[start:end]), 0 <= start < end: every range the proofs below ask for starts at a multiple of a power of two >= its length. */
+export type SubtreeRoots = (start: number, end: number) => Promise<Hash>;
+
+/** MTH(D[0:size]) from any source of subtree roots (tiles.ts reads them from a log's tiles). */
+export function treeRoot(subtrees: SubtreeRoots, size: number): Promise<Hash> {
+  return size === 0 ? sha256(new Uint8Array()) : subtrees(0, size);
+}
+
+async function path(subtrees: SubtreeRoots, m: number, start: number, end: number): Promise<Hash[]> {
+  const n = end - start;
+  if (n <= 1) return [];
+  const k = splitPoint(n);
+  if (m < k) return [...(await path(subtrees, m, start, start + k)), await subtrees(start + k, end)];
+  return [...(await path(subtrees, m - k, start + k, end)), await subtrees(start, start + k)];
+}
+
+/** RFC 6962 PATH(index, D[treeSize]); the caller checks index < treeSize. */
+export function auditPath(subtrees: SubtreeRoots, index: number, treeSize: number): Promise<Hash[]> {
+  return path(subtrees, index, 0, treeSize);
+}
+
+async function subproof(subtrees: SubtreeRoots, m: number, start: number, end: number, complete: boolean): Promise<Hash[]> {
+  const n = end - start;
+  if (m === n) return complete ? [] : [await subtrees(start, end)];
+  const k = splitPoint(n);
+  if (m <= k) return [...(await subproof(subtrees, m, start, start + k, complete)), await subtrees(start + k, end)];
+  return [...(await subproof(subtrees, m - k, start + k, end, false)), await subtrees(start, start + k)];
+}
+
+/** RFC 6962 PROOF(first, D[second]); the caller checks first <= second. */
+export async function consistencyPath(subtrees: SubtreeRoots, first: number, second: number): Promise<Hash[]> {
+  return first === 0 || first === second ? [] : subproof(subtrees, first, 0, second, true);
 }
 
 /** Root of the tree whose leaf hashes are `leaves`. */

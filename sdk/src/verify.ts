@@ -1,7 +1,8 @@
-import { canonicalJson, fromBase64, fromBase64url, fromUtf8, sha256, toBase64, toBase64url, utf8 } from './encoding.ts';
+import { canonicalJson, fromBase64url, fromUtf8, sha256, toBase64, toBase64url, utf8 } from './encoding.ts';
 import { keyFingerprint, verifyMessage } from './keys.ts';
 import { exportLedger, type LedgerExport, type ServedCheckpoint, type ServedEvent, type ServedProfile } from './ledgerExport.ts';
-import { leafHash, rootHash, verifyConsistency, verifyInclusion, type Hash } from './merkle.ts';
+import { decodeHash, leafHash, rootHash, verifyConsistency, verifyInclusion, type Hash } from './merkle.ts';
+import { checkTiles, type TileVerification } from './verifyTiles.ts';
 
 /**
  * A witness's check of one project's ledger that trusts nothing the service
@@ -9,9 +10,11 @@ import { leafHash, rootHash, verifyConsistency, verifyInclusion, type Hash } fro
  * gapless, then every checkpoint (Ed25519 signature by the key its
  * fingerprint names, payload digest, range and root against the recomputed
  * tree, C2SP note), every chain's links, the service's inclusion and
- * consistency proofs against the signed roots, and every signed profile
- * revision of the agents who acted. Offline on an export file, or online
- * (which downloads the same export first).
+ * consistency proofs against the signed roots, the log's tiles (against
+ * the leaves, and the roots and proofs it computes from them against the
+ * signed roots: verifyTiles.ts), and every signed profile revision of the
+ * agents who acted. Offline on an export file, or online (which downloads
+ * the same export first).
  */
 export interface ProjectVerification {
   projectSlug: string;
@@ -20,12 +23,12 @@ export interface ProjectVerification {
   checkpoints: number;
   chains: number;
   profiles: number;
+  /** The tiles checked, and the size of the tree they were taken of; null when the export holds none. */
+  tiles: TileVerification | null;
   failures: string[];
 }
 
 type Json = Record<string, unknown>;
-
-const decodeHash = (text: string): Hash => (/^[A-Za-z0-9+/]{43}=$/.test(text) ? fromBase64(text) : new Uint8Array());
 
 function parseObject(text: string): Json | null {
   try {
@@ -201,7 +204,16 @@ async function checkProfile(w: Witness, p: ServedProfile): Promise<void> {
 export async function verifyExport(file: LedgerExport): Promise<ProjectVerification> {
   const w = new Witness(file);
   if (!w.check(file.format === 'agora-ledger-export/v1', `not an agora-ledger-export/v1 file (format ${String(file.format)})`)) {
-    return { projectSlug: String(file.projectSlug), events: 0, rootHash: '', checkpoints: 0, chains: 0, profiles: 0, failures: w.failures };
+    return {
+      projectSlug: String(file.projectSlug),
+      events: 0,
+      rootHash: '',
+      checkpoints: 0,
+      chains: 0,
+      profiles: 0,
+      tiles: null,
+      failures: w.failures,
+    };
   }
   await checkKeys(w);
   const leaves = await checkEvents(w);
@@ -211,6 +223,7 @@ export async function verifyExport(file: LedgerExport): Promise<ProjectVerificat
     if (payload) payloads.set(c.checkpointId, payload);
   }
   const chains = await checkChains(w, payloads);
+  const tiles = await checkTiles((condition, failure) => w.check(condition, failure), file, leaves);
   for (const p of file.profiles) await checkProfile(w, p);
   return {
     projectSlug: file.projectSlug,
@@ -219,8 +232,16 @@ export async function verifyExport(file: LedgerExport): Promise<ProjectVerificat
     checkpoints: file.checkpoints.length,
     chains,
     profiles: file.profiles.length,
+    tiles,
     failures: w.failures,
   };
+}
+
+/** The report's line on tiles, for the CLI and the verify script. */
+export function tileSummary({ tiles }: ProjectVerification): string {
+  return tiles
+    ? `tiles: ${tiles.tiles} of the tree of ${tiles.treeSize} leaves, checked against the events; each checkpoint's root and proofs computed from them`
+    : 'tiles: none in the export (not checked)';
 }
 
 /** Verifies a live service's project: downloads its export, then checks it as offline. */

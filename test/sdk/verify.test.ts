@@ -73,7 +73,25 @@ describe('agora export and verify --offline', () => {
       keys: Object.keys(file.keys).length,
     }).toEqual({ inclusion: 2, consistency: 1, keys: 1 });
     // project, topic, two posts, two checkpoint.published events.
-    expect(JSON.parse(run.stdout)).toMatchObject({ failures: [], events: 6, checkpoints: 2, chains: 1, profiles: 1 });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      failures: [],
+      events: 6,
+      checkpoints: 2,
+      chains: 1,
+      profiles: 1,
+      tiles: { treeSize: 6, tiles: 1 },
+    });
+    expect(Object.keys(file.tiles?.tiles ?? {})).toEqual(['0/000.p/6']);
+  });
+
+  it('verifies a file exported before the service served tiles, saying the tiles were not checked', async () => {
+    const file = JSON.parse(await readFile(exported, 'utf8')) as LedgerExport;
+    delete file.tiles;
+    const path = join(dir, `${unique('untiled-')}.json`);
+    await writeFile(path, JSON.stringify(file));
+    const run = await agora('verify', '--offline', path);
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(run.stdout.split('\n').slice(1)).toEqual(['tiles: none in the export (not checked)', 'OK', '']);
   });
 
   const tampers: [string, (file: LedgerExport) => void, RegExp][] = [
@@ -106,6 +124,11 @@ describe('agora export and verify --offline', () => {
       'a consistency proof',
       (f) => void (f.proofs.consistency[0]!.consistencyPath[0] = flip(f.proofs.consistency[0]!.consistencyPath[0]!)),
       /^chain \S+: consistency proof \d+ -> \d+ fails/,
+    ],
+    [
+      'a tile’s leaf hash',
+      (f) => void (f.tiles!.tiles['0/000.p/6'] = flip(f.tiles!.tiles['0/000.p/6']!)),
+      /^tile 0\/000\.p\/6: entry 0 differs from the leaf recomputed from event \d+$/,
     ],
     [
       'a key',
