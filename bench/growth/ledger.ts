@@ -138,7 +138,9 @@ const load = () =>
     .join(' ');
 
 function print(rows: Row[], label: string): void {
-  console.log(`\nledger-growth ${label}: proofs one at a time over HTTP (ms, p50 / p99, each request a different event or first size)`);
+  console.log(
+    `\nledger-growth${label ? ` ${label}` : ''}: proofs one at a time over HTTP (ms, p50 / p99, each request a different event or first size)`,
+  );
   console.log(
     '| leaves | inclusion | its API CPU ms | consistency | its API CPU ms | tile/0/N (8 KiB) p50 | checkpoint prepare p50 | publish p50 | load average |',
   );
@@ -159,7 +161,7 @@ function print(rows: Row[], label: string): void {
   }
   console.log('\nGrowth (outbox rows in SQL, published by publishPending) and storage');
   console.log(
-    '| leaves | events added | publications | insert s | publish s | events/s published | ledger_tree_hash rows | its bytes | ledger_event bytes |',
+    '| leaves | events added | bench’s publications (the worker’s publisher takes some) | insert s | publish s | events/s published | ledger_tree_hash rows | its bytes | ledger_event bytes |',
   );
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const { size, grow: g, storage: s } of rows) {
@@ -201,7 +203,7 @@ export async function ledgerGrowth(options: LedgerGrowthOptions = {}): Promise<v
     const projectSlug = await createProject(target.client, owner);
     const urls = proofUrls(target.url, projectSlug);
     const api: Watched = { api: target.watched.api, worker: [], postmasters: [], redis: [] };
-    console.log(`ledger-growth ${label}: project ${projectSlug}, ${batch} rows per publication, load average ${load()}`);
+    console.log(`ledger-growth${label ? ` ${label}` : ''}: project ${projectSlug}, ${batch} rows per publication, load average ${load()}`);
     for (const size of sizes) {
       const grown = await grow(orm, projectSlug, size, batch);
       const actual = await treeSize(orm, projectSlug);
