@@ -90,22 +90,27 @@ export async function treeHead(em: EntityManager, projectSlug: string, size: num
   return { projectSlug, size, root, firstEventId: idAt(0), lastEventId: idAt(size - 1) };
 }
 
-/** The leaf of one event of the project, or null when the event is not one of its first `size`. */
-export async function leafOf(
-  em: EntityManager,
-  projectSlug: string,
-  eventId: string,
-  size: number,
-): Promise<{ index: number; hash: Hash } | null> {
-  const [row] = await run<{ leaf_index: string; leaf_hash: Buffer }>(
+/** What a read of a project's log starts from: whether the project exists, its tree size, and the leaf of one event (if asked). */
+export interface LogState {
+  known: boolean;
+  size: number;
+  leaf: { index: number; hash: Hash } | null;
+}
+
+/** LogState in one statement: a proof or tile read makes one round trip before it reads entries. */
+export async function logState(em: EntityManager, projectSlug: string, eventId: string | null = null): Promise<LogState> {
+  const [row] = await run<{ known: boolean; size: string; leaf_index: string | null; leaf_hash: Buffer | null }>(
     em,
-    statement('select leaf_index::text, leaf_hash from ledger_event where event_id = ? and project_slug = ? and leaf_index < ?', [
-      eventId,
-      projectSlug,
-      size,
-    ]),
+    statement(
+      `select exists (select 1 from project where slug = ?) as known,
+              (select coalesce(max(leaf_index) + 1, 0) from ledger_event where project_slug = ?)::text as size,
+              l.leaf_index::text as leaf_index, l.leaf_hash
+         from (select 1) one left join ledger_event l on l.event_id = ?::bigint and l.project_slug = ?`,
+      [projectSlug, projectSlug, eventId, projectSlug],
+    ),
   );
-  return row ? { index: Number(row.leaf_index), hash: row.leaf_hash } : null;
+  const leaf = row?.leaf_index != null && row.leaf_hash ? { index: Number(row.leaf_index), hash: row.leaf_hash } : null;
+  return { known: row?.known ?? false, size: Number(row?.size ?? '0'), leaf };
 }
 
 /** RFC 6962 PATH(index, D[size]) and the root it leads to. */

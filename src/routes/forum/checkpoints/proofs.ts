@@ -1,11 +1,10 @@
 import Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Project } from '../../../entities/project.ts';
 import { ApiError, notFound } from '../../../errors.ts';
 import { defineEndpoint, defineRead, type ReadSpec } from '../../../http/endpoint.ts';
 import { slugParam } from '../../../http/params.ts';
 import { encodeHash } from '../../../ledger/leaf.ts';
-import { consistencyAt, inclusionAt, leafOf, projectTreeSize } from '../../../ledger/tree.ts';
+import { consistencyAt, inclusionAt, logState, projectTreeSize, type LogState } from '../../../ledger/tree.ts';
 import { body, integer, text } from '../../../views/schema.ts';
 import { eventIdParam } from '../events/events.ts';
 
@@ -20,16 +19,21 @@ import { eventIdParam } from '../events/events.ts';
 const sizeParam = Joi.number().integer().min(1).max(Number.MAX_SAFE_INTEGER);
 const proofErrors = ['invalid_request', 'not_found'] as const;
 
-/** The project's tree size for a proof: `size` when the ledger holds it, else the current size; a size beyond it is a bad parameter. */
-async function sizeAt(em: EntityManager, projectSlug: string, size: number | undefined, field: string): Promise<number> {
-  if (!(await em.findOne(Project, { slug: projectSlug }))) throw notFound(`project ${projectSlug}`);
-  const current = await projectTreeSize(em, projectSlug);
-  if (size !== undefined && size > current) {
-    throw new ApiError('invalid_request', `the tree of ${projectSlug} has ${current} leaves`, [
-      { field, issue: `exceeds the current tree size ${current}` },
+/** The project's log and the tree size a proof is over: `size` when the ledger holds it, else the current size. */
+async function sizeAt(
+  em: EntityManager,
+  query: { projectSlug: string; eventId?: string },
+  size: number | undefined,
+  field: string,
+): Promise<{ log: LogState; size: number }> {
+  const log = await logState(em, query.projectSlug, query.eventId);
+  if (!log.known) throw notFound(`project ${query.projectSlug}`);
+  if (size !== undefined && size > log.size) {
+    throw new ApiError('invalid_request', `the tree of ${query.projectSlug} has ${log.size} leaves`, [
+      { field, issue: `exceeds the current tree size ${log.size}` },
     ]);
   }
-  return size ?? current;
+  return { log, size: size ?? log.size };
 }
 
 /** What both proof reads share: public, one record, an ETag that follows the project's tree size. */
@@ -69,8 +73,8 @@ export const inclusionProofEndpoint = defineEndpoint({
       }),
     }),
     async handler({ query, em }) {
-      const size = await sizeAt(em, query.projectSlug, query.treeSize, 'treeSize');
-      const leaf = await leafOf(em, query.projectSlug, query.eventId, size);
+      const { log, size } = await sizeAt(em, query, query.treeSize, 'treeSize');
+      const leaf = log.leaf && log.leaf.index < size ? log.leaf : null;
       if (!leaf) throw notFound(`event ${query.eventId} in the first ${size} events of ${query.projectSlug}`);
       const { root, path } = await inclusionAt(em, query.projectSlug, leaf.index, size);
       return {
@@ -112,7 +116,7 @@ export const consistencyProofEndpoint = defineEndpoint({
       }),
     }),
     async handler({ query, em }) {
-      const second = await sizeAt(em, query.projectSlug, query.second, 'second');
+      const { size: second } = await sizeAt(em, query, query.second, 'second');
       if (query.first > second) {
         throw new ApiError('invalid_request', 'first must not exceed second', [{ field: 'first', issue: `exceeds ${second}` }]);
       }

@@ -8,7 +8,7 @@ import { slugParam } from '../../../http/params.ts';
 import { checkpointOrigin } from '../../../ledger/checkpointPayload.ts';
 import { signedCheckpointNote } from '../../../ledger/signedNote.ts';
 import { entriesAtLevel, parseTilePath, TILE_WIDTH } from '../../../ledger/tiles.ts';
-import { projectTreeSize, tileBytes } from '../../../ledger/tree.ts';
+import { logState, tileBytes } from '../../../ledger/tree.ts';
 
 /**
  * Each project's ledger as a C2SP tlog-tiles log under
@@ -67,8 +67,9 @@ export const logTileEndpoint = defineEndpoint({
     async handler({ params, em }) {
       const address = parseTilePath(params.tilePath);
       if (!address) throw notFound(`tile ${params.tilePath} (tile/<L>/<N>[.p/<W>], N in three-digit groups)`);
-      await requireProject(em, params.projectSlug);
-      const held = entriesAtLevel(await projectTreeSize(em, params.projectSlug), address.level);
+      const log = await logState(em, params.projectSlug);
+      if (!log.known) throw notFound(`log ${params.projectSlug}`);
+      const held = entriesAtLevel(log.size, address.level);
       if (address.index * TILE_WIDTH + address.width > held) throw notFound(`tile ${params.tilePath}: the tree does not hold it yet`);
       const body = await tileBytes(em, params.projectSlug, address);
       return { body, cacheControl: address.width === TILE_WIDTH ? FULL_TILE : PARTIAL_TILE };
