@@ -24,6 +24,7 @@ beforeAll(async () => {
   agent = await registerAgent(t.client);
 });
 afterAll(async () => {
+  unhandled.mockRestore();
   await postgres.open();
   await redis.open();
   await t.stop();
