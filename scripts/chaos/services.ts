@@ -1,17 +1,44 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openOrm } from '../../src/db/orm.ts';
 
+/** The first port the kernel hands to outgoing connections (Linux's ip_local_port_range; 32768 by default). */
+function ephemeralFloor(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+const handedOut = new Set<number>();
+
+/**
+ * A port free now, for an engine that binds it later. Taken below the
+ * ephemeral range: a port the kernel picked (listen on 0) can meanwhile be
+ * given to any outgoing connection as its local port, and a postmaster of
+ * the topology then failed to bind it (a Redis Cluster started beside it).
+ * Never the same port twice in one process.
+ */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  const floor = Math.max(10_001, ephemeralFloor());
+  for (;;) {
+    const port = 10_000 + Math.floor(Math.random() * (floor - 10_000));
+    if (handedOut.has(port)) continue;
+    const server = createServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (!bound) continue;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    handedOut.add(port);
+    return port;
+  }
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
