@@ -12,6 +12,7 @@ import {
   WARM_UP_MS,
   windowOf,
   withinBound,
+  gapWithinBound,
 } from '../../../scripts/chaos/bounds.ts';
 
 /** Acknowledgements of one project at the given times, each sent `latency` ms before. */
@@ -90,6 +91,11 @@ describe('withinBound', () => {
   it('holds the slowest write to the steady state slowest plus the bound plus the jitter', () => {
     expect(withinBound(figures(0, 300 + 5000 + 250), 5000, baseline)).toBe(true);
     expect(withinBound(figures(0, 300 + 5000 + 251), 5000, baseline)).toBe(false);
+  });
+
+  it('judges the gap alone for the enforced check, whatever the slowest write', () => {
+    expect(gapWithinBound(figures(500 + 2000 + 250, 60_000), 2000, baseline)).toBe(true);
+    expect(gapWithinBound(figures(500 + 2000 + 251, 0), 2000, baseline)).toBe(false);
   });
 });
 
