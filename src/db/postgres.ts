@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CompiledQuery } from 'kysely';
-import type { Statement } from './statements.ts';
 
 /**
  * The one way statements reach Postgres outside the unit of work: with bound
@@ -19,6 +18,12 @@ import type { Statement } from './statements.ts';
  */
 
 export type Row = Record<string, unknown>;
+
+/** A statement's text with `?` placeholders and its values in order (src/db/statements.ts builds and groups them). */
+export interface Statement {
+  sql: string;
+  params: unknown[];
+}
 
 /** The statement as pg takes it: its `?` placeholders numbered `$1`, `$2`... in order. */
 function bound({ sql, params }: Statement): { text: string; values: unknown[] } {

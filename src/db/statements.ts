@@ -1,17 +1,15 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EntityName, RequiredEntityData } from '@mikro-orm/core';
-import { run } from './postgres.ts';
+import { run, type Statement } from './postgres.ts';
+
+// The port (postgres.ts) owns the Statement shape, so this file depends on it and never the other way round.
+export type { Statement } from './postgres.ts';
 
 /**
  * SQL for the hot path, grouped so that a batch costs a constant number of
  * round trips: on this service a round trip to Postgres costs more CPU (socket
  * write, wake-up, parse and plan) than the work most statements do.
  */
-export interface Statement {
-  sql: string;
-  params: unknown[];
-}
-
 export function statement(sql: string, params: unknown[] = []): Statement {
   return { sql, params };
 }
