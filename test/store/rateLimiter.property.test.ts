@@ -142,9 +142,10 @@ describe('the token bucket script against a reference token bucket', () => {
   });
 
   it('refuses some arrivals and allows others, so both branches are compared', () => {
+    // Refusals vary with the seed (32 to 520 of 1,600 over 20,000 seeds of this generator); 16 of each is enough to compare.
     const allowed = observed.filter((seen) => seen.decision.allowed).length;
-    expect(allowed).toBeGreaterThan(observed.length / 10);
-    expect(observed.length - allowed).toBeGreaterThan(observed.length / 10);
+    expect(allowed).toBeGreaterThanOrEqual(observed.length / 100);
+    expect(observed.length - allowed).toBeGreaterThanOrEqual(observed.length / 100);
   });
 
   it('reads its clock from Redis, in whole milliseconds', () => {
