@@ -4,7 +4,7 @@
  * upper ones; workers may use commands, never the HTTP tier; the SDK imports
  * nothing of the service.
  */
-const lower = '^src/(commands|store|db|domain|entities|ledger|pipeline|views|crypto|observability)/';
+const lower = '^src/(commands|store|db|domain|entities|ledger|pipeline|views|crypto|logging|operator)/';
 module.exports = {
   forbidden: [
     { name: 'lower-layers-never-import-http', severity: 'error', from: { path: lower }, to: { path: '^src/(http|routes|roles)/' } },

@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import type { Logger } from './observability/logger.ts';
+import type { Logger } from './logging/logger.ts';
 
 /** Exit code of a role that refused its settings: restarting it cannot help. */
 export const SETTINGS_EXIT_CODE = 78;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { connectRedis, warnIfRedisMayEvict } from '../src/redis.ts';
-import { createLogger } from '../src/observability/logger.ts';
+import { createLogger } from '../src/logging/logger.ts';
 import { startOwnRedis } from '../scripts/chaos/services.ts';
 
 async function policyWarnings(evictionPolicy: string): Promise<{ policy: string | null; lines: string[] }> {

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../src/observability/logger.ts';
-import type { Metrics } from '../src/observability/metrics.ts';
-import { isOperator, OPERATOR_CHALLENGE, operatorRefusal } from '../src/observability/operatorAccess.ts';
+import type { Logger } from '../src/logging/logger.ts';
+import type { Metrics } from '../src/operator/metrics.ts';
+import { isOperator, OPERATOR_CHALLENGE, operatorRefusal } from '../src/operator/operatorAccess.ts';
 
 export interface MetricsListener {
   port: number;

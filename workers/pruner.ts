@@ -1,6 +1,6 @@
 import type { Orm } from '../src/db/orm.ts';
 import { pruneExpired } from '../src/db/retention.ts';
-import type { Logger } from '../src/observability/logger.ts';
+import type { Logger } from '../src/logging/logger.ts';
 
 export interface Pruner {
   /** Prunes now (the loop also does this every interval); resolves with what was deleted. */

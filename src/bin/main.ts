@@ -1,6 +1,6 @@
 import { loadSettings, SettingsError } from '../../config/settings.ts';
 import type { Role } from '../app.ts';
-import { surviveEscapedOutages } from '../observability/outages.ts';
+import { surviveEscapedOutages } from '../logging/outages.ts';
 import { SETTINGS_EXIT_CODE } from '../supervisor.ts';
 import { tracingRequested } from '../tracing/switch.ts';
 

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { loadSettings, SettingsError } from '../../config/settings.ts';
-import { createLogger } from '../observability/logger.ts';
+import { createLogger } from '../logging/logger.ts';
 import { SETTINGS_EXIT_CODE, Supervisor } from '../supervisor.ts';
 
 /**

@@ -25,7 +25,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError } from '../errors.ts';
-import { outageOf, type DependencyHealth } from '../observability/outages.ts';
+import { outageOf, type DependencyHealth } from '../logging/outages.ts';
 import { openOrm, type Orm } from './orm.ts';
 
 const POLL_INTERVAL_MS = 100;

@@ -1,6 +1,6 @@
 import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
 import { ApiError, type ErrorCode } from '../errors.ts';
-import { outageOf, type Dependency } from '../observability/outages.ts';
+import { outageOf, type Dependency } from '../logging/outages.ts';
 import { envelope } from './envelope.ts';
 
 interface BoomLike extends Error {

@@ -4,9 +4,9 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HapiAdapter } from '@bull-board/hapi';
 import type { ApiContext } from './context.ts';
 import { ApiError } from '../errors.ts';
-import { isOperator, OPERATOR_CHALLENGE, operatorRefusal } from '../observability/operatorAccess.ts';
-import { backlogByProject, readJobSummaries, type ReadLimits } from '../observability/projectBacklog.ts';
-import { redactSecrets } from '../observability/redact.ts';
+import { isOperator, OPERATOR_CHALLENGE, operatorRefusal } from '../operator/operatorAccess.ts';
+import { backlogByProject, readJobSummaries, type ReadLimits } from '../operator/projectBacklog.ts';
+import { redactSecrets } from '../logging/redact.ts';
 import { headerValue } from './auth.ts';
 import { PROJECTS_PATH, registerProjectPages } from './operatorPages.ts';
 

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
-import type { Metrics } from '../observability/metrics.ts';
+import type { Metrics } from '../operator/metrics.ts';
 
 /** A read's answer as sent: the JSON bytes, and their gzip form once a client asked for it. */
 export interface Rendered {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
 import hapiPino from 'hapi-pino';
-import type { Logger } from '../observability/logger.ts';
-import { loggableUrl } from '../observability/loggableUrl.ts';
-import type { Metrics } from '../observability/metrics.ts';
+import type { Logger } from '../logging/logger.ts';
+import { loggableUrl } from '../logging/loggableUrl.ts';
+import type { Metrics } from '../operator/metrics.ts';
 import { headerValue } from './auth.ts';
 
 declare module '@hapi/hapi' {

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Queue } from 'bullmq';
-import { batchName } from '../observability/batchName.ts';
+import { batchName } from './batchName.ts';
 import type { Command, CommandBatch, CommandResult } from './command.ts';
 import { partitionOf, partitionQueueName, queueCounts } from './partitions.ts';
 import type { ReplyListener } from './replies.ts';

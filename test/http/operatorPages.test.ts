@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectKey } from '../../src/observability/batchName.ts';
+import { projectKey } from '../../src/pipeline/batchName.ts';
 import { partitionOf } from '../../src/pipeline/partitions.ts';
 import { createPost, newTopic, type TestTopic } from '../support/forum.ts';
 import { sample, scrapeMetrics } from '../support/metrics.ts';

@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import type { Settings } from '../../config/settings.ts';
-import { batchName, projectKey } from '../../src/observability/batchName.ts';
+import { batchName, projectKey } from '../../src/pipeline/batchName.ts';
 import type { Command } from '../../src/pipeline/command.ts';
 import { partitionOf, partitionQueueName } from '../../src/pipeline/partitions.ts';
 import { queuePrefix, type RedisClient } from '../../src/redis.ts';

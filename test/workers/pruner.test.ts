@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RETENTION_MS } from '../../src/db/retention.ts';
-import { createLogger } from '../../src/observability/logger.ts';
+import { createLogger } from '../../src/logging/logger.ts';
 import { unique } from '../support/client.ts';
 import { useTestApp } from '../support/testApp.ts';
 import { startPruner } from '../../workers/pruner.ts';

@@ -1,6 +1,6 @@
 import type { JobType, Queue } from 'bullmq';
 import type { RedisClient } from '../redis.ts';
-import { batchComposition, batchName, type BatchComposition } from './batchName.ts';
+import { batchComposition, batchName, type BatchComposition } from '../pipeline/batchName.ts';
 
 /** Where a job is: not yet applied (waiting, delayed for a retry, active), or done (failed for good, completed). */
 type JobState = 'waiting' | 'delayed' | 'active' | 'failed' | 'completed';

@@ -1,5 +1,5 @@
 import { Gauge, Histogram, type Registry } from 'prom-client';
-import { projectOfKey } from './batchName.ts';
+import { projectOfKey } from '../pipeline/batchName.ts';
 import type { ProjectBacklog } from './projectBacklog.ts';
 
 /** The label of everything not named: the projects past the busiest N and the commands outside projects. Not a valid slug. */

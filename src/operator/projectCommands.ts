@@ -1,6 +1,6 @@
 import { Job, type Queue } from 'bullmq';
 import type { CommandBatch } from '../pipeline/command.ts';
-import { projectKey } from './batchName.ts';
+import { projectKey } from '../pipeline/batchName.ts';
 import { readJobSummaries, type JobSummary, type ReadLimits } from './projectBacklog.ts';
 
 /** One command of a project as it went through the queue: what it was, who sent it, and its job's state and times. Never its parameters. */

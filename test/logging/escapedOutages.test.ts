@@ -12,8 +12,8 @@ const run = promisify(execFile);
  */
 async function escapeInAProcess(rejection: string): Promise<{ code: number; lines: { msg?: string; origin?: string }[]; output: string }> {
   const script = `
-    const { surviveEscapedOutages } = await import('./src/observability/outages.ts');
-    const { createLogger } = await import('./src/observability/logger.ts');
+    const { surviveEscapedOutages } = await import('./src/logging/outages.ts');
+    const { createLogger } = await import('./src/logging/logger.ts');
     const { Redis } = await import('ioredis');
     surviveEscapedOutages(createLogger({ logLevel: 'info' }));
     // Registered after the role's handler, so it runs once that handler has dealt with the rejection (and never if it exited).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batchComposition, batchName, projectKey, projectOfKey } from '../../src/observability/batchName.ts';
+import { batchComposition, batchName, projectKey, projectOfKey } from '../../src/pipeline/batchName.ts';
 import { actorPartition, handlePartition, projectPartition } from '../../src/routes/forum/partitions.ts';
 import { relayPartition } from '../../src/routes/relay/partitions.ts';
 

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisCluster } from '../../scripts/topology/redisCluster.ts';
-import { outageOf } from '../../src/observability/outages.ts';
+import { outageOf } from '../../src/logging/outages.ts';
 
 let cluster: RedisCluster;
 beforeAll(async () => {
