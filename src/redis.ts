@@ -1,6 +1,6 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Settings } from '../config/settings.ts';
-import type { Logger } from './observability/logger.ts';
+import type { Logger } from './logging/logger.ts';
 
 /**
  * ioredis connections. No keyPrefix: it breaks BullMQ, which namespaces its
