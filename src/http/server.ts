@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import Hapi from '@hapi/hapi';
 import type { ApiContext } from './context.ts';
-import type { Dependency } from '../observability/outages.ts';
+import type { Dependency } from '../logging/outages.ts';
 import { registerDrain } from './drain.ts';
 import { errorMapper } from './errorMapping.ts';
 import { registerHealthRoutes } from './health.ts';
