@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Runtime } from '../src/context.ts';
 import { failpoint } from '../src/failpoints.ts';
-import { isConnectionError, outageOf } from '../src/observability/outages.ts';
+import { isConnectionError, outageOf } from '../src/logging/outages.ts';
 import type { Command, CommandBatch } from '../src/pipeline/command.ts';
 import { allPartitionQueueNames, MAX_PARTITIONS, queueCounts } from '../src/pipeline/partitions.ts';
 import { currentPosition } from '../src/db/replicas.ts';
