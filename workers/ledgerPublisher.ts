@@ -1,6 +1,6 @@
 import type { Orm } from '../src/db/orm.ts';
-import type { Logger } from '../src/observability/logger.ts';
-import { outageOf, type DependencyHealth } from '../src/observability/outages.ts';
+import type { Logger } from '../src/logging/logger.ts';
+import { outageOf, type DependencyHealth } from '../src/logging/outages.ts';
 import { PUBLISH_BATCH, publishAndAnnounce, type MarksState, type PublicationMarks } from '../src/ledger/publisher.ts';
 
 export interface LedgerPublisherLoop {
