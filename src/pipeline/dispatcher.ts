@@ -86,7 +86,7 @@ class PartitionLane {
       // Only a batch with a traced request carries traces: the others cost the worker no span.
       if (queueTelemetry() && batch.some((w) => w.trace)) {
         const traces = batch.map((w) => w.trace ?? {});
-        await enqueueTraced(traces, () => this.queue.add(name, { ...data, traces } satisfies TracedBatch));
+        await enqueueTraced(traces, () => this.queue.add(name, { ...data, traces } satisfies TracedBatch<CommandBatch>));
       } else await this.queue.add(name, data);
       for (const w of batch) w.sent();
     } catch (error) {

@@ -2,7 +2,6 @@ import { context, propagation, trace, type Context, type Link, type Span } from 
 import type { Span as BullMQSpan, Telemetry } from 'bullmq';
 import type { BullMQOtel } from 'bullmq-otel';
 import { LRUCache } from 'lru-cache';
-import type { CommandBatch } from '../pipeline/command.ts';
 
 /** Where one command came from: its request's trace context (W3C traceparent) and request id. */
 export interface CommandTrace {
@@ -11,10 +10,12 @@ export interface CommandTrace {
   requestId?: string;
 }
 
-/** A batch as it crosses the queue with tracing on: one CommandTrace per command, in order. */
-export interface TracedBatch extends CommandBatch {
-  traces?: CommandTrace[];
-}
+/**
+ * A batch as it crosses the queue with tracing on: one CommandTrace per
+ * command, in order. Generic over the batch, so tracing stays below the
+ * pipeline that names the commands.
+ */
+export type TracedBatch<Batch extends { commands: readonly unknown[] }> = Batch & { traces?: CommandTrace[] };
 
 /**
  * Set by src/tracing/sdk.ts when tracing starts; null otherwise, so the
@@ -124,7 +125,7 @@ export function enqueueTraced<T>(traces: CommandTrace[], add: () => Promise<T>):
  * In the worker, inside BullMQ's "process" span (a child of the enqueue
  * span): links to every command's request and their request ids.
  */
-export function linkCommandTraces(batch: TracedBatch): void {
+export function linkCommandTraces(batch: TracedBatch<{ commands: readonly unknown[] }>): void {
   const span = telemetry && batch.traces ? trace.getActiveSpan() : undefined;
   if (!span || !batch.traces) return;
   span.addLinks(linksTo(batch.traces));
