@@ -28,6 +28,8 @@ import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { alive, leftovers, stopProcesses } from './topology/processes.ts';
 import { processStatus } from './topology/status.ts';
+import { backupConfigPath } from './topology/pgBackRest.ts';
+import type { PostgresState } from './topology/postgresState.ts';
 import { startTopology, type TopologyProcess } from './topology/topology.ts';
 
 interface State {
@@ -41,6 +43,8 @@ interface State {
   pids?: number[];
   processes?: TopologyProcess[];
   folders?: string[];
+  /** What `npm run backup` needs (scripts/backup.ts): the Patroni cluster's folder, pgBackRest's configuration, each member. */
+  postgres?: PostgresState;
 }
 
 const dir = resolve(process.env.TOPOLOGY_DIR ?? '.topology');
@@ -129,6 +133,11 @@ async function keep(): Promise<number> {
     pids: topology.pids(),
     processes: topology.processes(),
     folders: topology.folders(),
+    postgres: {
+      dir: topology.postgres.dir,
+      backupConfig: backupConfigPath(topology.postgres.dir),
+      members: topology.postgres.members.map(({ name, dataDir, pgPort, restPort }) => ({ name, dataDir, pgPort, restPort })),
+    },
   };
   writeFileSync(stateFile, JSON.stringify(state, null, 2));
   console.log(`keeper: up\n${describe(state)}`);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort, postgresBin } from '../chaos/services.ts';
 import { etcdArgs, patroniConfig, postgresBalancerConfig, type EtcdMember, type Member } from './patroniConfig.ts';
+import { backupConfigPath, initialBackup, prepareRepository, repositoryFromEnv } from './pgBackRest.ts';
 import { logOutput, running, terminate } from './processes.ts';
 
 const run = promisify(execFile);
@@ -72,6 +73,8 @@ export class PatroniCluster {
       members.push({ name: `pg${n}`, restPort: await freePort(), pgPort: await freePort(), dataDir: join(dir, `pg${n}`), patroni: null });
     const cluster = new PatroniCluster(dir, logDir ?? dir, bin, members, etcd, { primary: await freePort(), replicas: await freePort() });
     try {
+      // Before any Postgres starts: every member's archive_command names this configuration.
+      prepareRepository(dir, repositoryFromEnv(process.env, join(dir, 'pgbackrest', 'repo')), dir);
       for (const member of etcd) cluster.startEtcd(member, 'new');
       const etcdExited = () => etcd.find((m) => !running(m.child))?.name;
       await cluster.until('etcd to have a leader', async () => (await cluster.etcdHealthy()) === 3, 30_000, etcdExited);
@@ -81,6 +84,8 @@ export class PatroniCluster {
       cluster.startBalancer();
       const balancerExited = () => (running(cluster.balancer) ? patroniExited() : 'haproxy-postgres');
       await cluster.until('HAProxy to reach the leader', () => cluster.accepts(cluster.ports.primary), 30_000, balancerExited);
+      const leader = await cluster.leader();
+      await initialBackup({ config: backupConfigPath(dir), dataDir: leader.dataDir, pgPort: leader.pgPort });
     } catch (error) {
       await cluster.stop();
       throw error;

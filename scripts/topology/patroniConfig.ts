@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { archiveCommand } from './pgBackRest.ts';
 
 /**
  * Failover timings: a dead leader's key lapses after `ttl` seconds and a replica checks every `loop_wait`.
@@ -79,6 +80,10 @@ export function patroniConfig(member: Member, etcd: EtcdMember[], bin: string, d
             // A worker frozen inside a batch transaction gives its locks up after 2 s, so another can take its job over.
             idle_in_transaction_session_timeout: '2s',
             wal_log_hints: 'on',
+            // Every member archives once it leads (pgBackRest, scripts/topology/pgBackRest.ts); a quiet cluster
+            // still closes a segment every 30 s, so no more than 30 s of writes sit outside the archive.
+            archive_mode: 'on',
+            archive_timeout: '30s',
           },
         },
       },
@@ -96,7 +101,7 @@ export function patroniConfig(member: Member, etcd: EtcdMember[], bin: string, d
         rewind: { username: 'postgres', password: 'postgres' },
       },
       pg_hba: ['local all all trust', 'host all all 127.0.0.1/32 trust', 'host replication all 127.0.0.1/32 trust'],
-      parameters: { unix_socket_directories: dir },
+      parameters: { unix_socket_directories: dir, archive_command: archiveCommand(dir, member.dataDir) },
     },
   };
 }
