@@ -1,5 +1,5 @@
 import type { JobType, Queue } from 'bullmq';
-import type { RedisClient } from '../redis.ts';
+import { readJobData, readJobFields } from '../pipeline/bullmqInternals.ts';
 import { batchComposition, batchName, type BatchComposition } from '../pipeline/batchName.ts';
 
 /** Where a job is: not yet applied (waiting, delayed for a retry, active), or done (failed for good, completed). */
@@ -28,14 +28,6 @@ export interface ReadLimits {
   completed: number;
 }
 
-/**
- * Fields of BullMQ's job hash read here (its own parser, RedisQueueBackend's
- * jobFromRaw, reads the same names). Read with HMGET rather than through
- * Queue.getJobs, which brings every job's data along: a scrape must stay
- * cheap while a stuck partition holds thousands of jobs.
- */
-const FIELDS = ['name', 'timestamp', 'processedOn', 'finishedOn', 'atm', 'failedReason', 'pb'] as const;
-
 function rangesOf(limits: ReadLimits): [JobState, JobType[], number, boolean][] {
   return [
     ['active', ['active'], limits.pending, true],
@@ -46,55 +38,54 @@ function rangesOf(limits: ReadLimits): [JobState, JobType[], number, boolean][] 
   ];
 }
 
-const numberOrNull = (text: string | null | undefined) => (text ? Number(text) : null);
-
 /** The composition of a job whose name does not carry it (enqueued by an API from before batchName): from its commands. */
 function compositionOfData(data: string | null): BatchComposition {
   const parsed = JSON.parse(data ?? '{}') as { commands?: { partitionKey: string }[] };
   return batchComposition(batchName((parsed.commands ?? []).map((c) => c.partitionKey))) ?? { projects: new Map(), outside: 0 };
 }
 
-/** Summaries of one queue's jobs, in two Redis round trips (three when a job from an older API needs its data read). */
+/**
+ * Summaries of one queue's jobs in two Redis round trips (three when a job
+ * from an older API needs its data read): the ids, then their fields without
+ * their data (src/pipeline/bullmqInternals.ts says why not Queue.getJobs).
+ */
 export async function readJobSummaries(queue: Queue, limits: ReadLimits): Promise<JobSummary[]> {
   const wanted = rangesOf(limits).filter(([, , limit]) => limit > 0);
   const ranges = await Promise.all(wanted.map(([, types, limit, oldestFirst]) => queue.getRanges(types, 0, limit - 1, oldestFirst)));
-  const ids = wanted.flatMap(([state], i) => (ranges[i] ?? []).map((id) => ({ id, state })));
-  if (ids.length === 0) return [];
-  // BullMQ types its client with the few methods it uses itself; it is the ioredis connection the queue was given.
-  const client = (await queue.getBackend().client) as unknown as RedisClient;
-  const pipeline = client.pipeline();
-  for (const { id } of ids) pipeline.hmget(queue.toKey(id), ...FIELDS);
-  const replies = (await pipeline.exec()) ?? [];
+  const listed = wanted.flatMap(([state], i) => (ranges[i] ?? []).map((id) => ({ id, state })));
+  const fields = await readJobFields(
+    queue,
+    listed.map(({ id }) => id),
+  );
   const summaries: JobSummary[] = [];
   const unnamed: JobSummary[] = [];
-  ids.forEach(({ id, state }, i) => {
-    const [error, values] = replies[i] ?? [];
-    if (error) throw error;
-    const [name, timestamp, processedOn, finishedOn, attempts, failedReason, worker] = values as (string | null)[];
+  listed.forEach(({ id, state }, i) => {
+    const job = fields[i];
     // Removed between the range and the read (completed jobs are trimmed): nothing to show.
-    if (timestamp === null || timestamp === undefined) return;
-    const composition = batchComposition(name ?? '');
+    if (!job) return;
+    const composition = batchComposition(job.name);
     const summary: JobSummary = {
       queue: queue.name,
       id,
       state,
       composition: composition ?? { projects: new Map(), outside: 0 },
-      enqueuedAt: Number(timestamp),
-      startedAt: numberOrNull(processedOn),
-      finishedAt: numberOrNull(finishedOn),
-      attempts: Number(attempts ?? 0),
-      failedReason: failedReason ?? null,
-      worker: worker ?? null,
+      enqueuedAt: job.timestamp,
+      startedAt: job.processedOn,
+      finishedAt: job.finishedOn,
+      attempts: job.attemptsMade,
+      failedReason: job.failedReason,
+      worker: job.processedBy,
     };
     if (!composition) unnamed.push(summary);
     summaries.push(summary);
   });
-  if (unnamed.length > 0) {
-    const data = await Promise.all(unnamed.map((summary) => client.hget(queue.toKey(summary.id), 'data')));
-    unnamed.forEach((summary, i) => {
-      summary.composition = compositionOfData(data[i] ?? null);
-    });
-  }
+  const data = await readJobData(
+    queue,
+    unnamed.map(({ id }) => id),
+  );
+  unnamed.forEach((summary, i) => {
+    summary.composition = compositionOfData(data[i] ?? null);
+  });
   return summaries;
 }
 
