@@ -136,12 +136,17 @@ export class SseConnection {
     this.response.end();
   }
 
-  /** Ends the stream with a last comment saying its token was revoked: reconnecting with it answers 401. */
+  /**
+   * Ends the stream with a last comment saying its token was revoked (reconnecting with it answers 401), and
+   * closes the connection: left to keep-alive, it would stay open another keepAliveTimeout (6 s with Node's
+   * defaults), which a client that waits for the connection to close takes for the stream still open.
+   */
   revoke(): void {
     if (this.closed) return;
     this.write([TOKEN_REVOKED]);
     this.finish('revoked');
-    this.response.end();
+    const socket = this.socket;
+    this.response.end(() => socket?.end());
   }
 
   private finish(reason: CloseReason): void {
@@ -191,6 +196,7 @@ export class SseRegistry {
   private readonly open = new Set<SseConnection>();
   private readonly byToken = new Map<string, Set<SseConnection>>();
   private readonly heartbeat: NodeJS.Timeout;
+  private onTokenStream: ((tokenHash: string) => void) | null = null;
 
   constructor(limits: Omit<StreamLimits, 'perOwner'>, heartbeatMs: number) {
     this.perProcess = limits.perProcess;
@@ -228,8 +234,16 @@ export class SseRegistry {
       onClose(reason);
     });
     this.open.add(connection);
-    if (tokenHash !== null) this.byToken.set(tokenHash, (this.byToken.get(tokenHash) ?? new Set()).add(connection));
+    if (tokenHash !== null) {
+      this.byToken.set(tokenHash, (this.byToken.get(tokenHash) ?? new Set()).add(connection));
+      this.onTokenStream?.(tokenHash);
+    }
     return connection;
+  }
+
+  /** Tells `listener` the token of each stream registered with one: a revocation announced while the stream was set up found it not yet here. */
+  watchTokens(listener: (tokenHash: string) => void): void {
+    this.onTokenStream = listener;
   }
 
   /** The hashes of the tokens open streams were opened with. */

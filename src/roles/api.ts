@@ -71,7 +71,9 @@ async function startEventStreams(
     logger.debug({ err: error }, 'event stream slots could not reach Redis; counted on this instance alone meanwhile'),
   );
   const revocations = new RevocationWatch(runtime, registry);
-  await announcements.listen(stores.keys.credentialsChanged, (hashes) => revocations.check(hashes.split(',')));
+  await announcements.listen(stores.keys.credentialsChanged, (hashes) => revocations.announced(hashes.split(',')));
+  // Back from a reconnection: what was announced meanwhile is lost, so every open stream's token is checked at once.
+  subscriber.on('ready', () => revocations.recheck());
   return {
     fanout,
     registry,
