@@ -156,6 +156,16 @@ export interface EndpointSpec {
   unavailable?: string;
 }
 
+/** An endpoint's path as clients and openapi.json write it: hapi's `{name*}` (the rest of the path) is one `{name}` parameter. */
+export function publicPath(endpoint: EndpointSpec): string {
+  return endpoint.path.replace('*}', '}');
+}
+
+/** The discovery document's endpoints map, from the declarations: a new endpoint is listed by being declared. */
+export function endpointPaths(endpoints: readonly EndpointSpec[]): Record<string, string> {
+  return Object.fromEntries(endpoints.map((endpoint) => [endpoint.key, publicPath(endpoint)]));
+}
+
 export function defineEndpoint(spec: EndpointSpec): EndpointSpec {
   return spec;
 }

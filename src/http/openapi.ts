@@ -1,7 +1,7 @@
 import type Joi from 'joi';
 import joiToJson from 'joi-to-json';
 import { errorStatus, type ErrorCode } from '../errors.ts';
-import type { ActionSpec, EndpointSpec, FileSpec, StreamSpec } from './endpoint.ts';
+import { publicPath, type ActionSpec, type EndpointSpec, type FileSpec, type StreamSpec } from './endpoint.ts';
 import { FORUM_API_VERSION } from './envelope.ts';
 import { namedRecords } from '../views/schema.ts';
 import { listedParameters } from './listedParameters.ts';
@@ -361,8 +361,7 @@ export function buildOpenApi(
   info: OpenApiInfo = forumInfo,
 ): Record<string, unknown> {
   const paths: Record<string, unknown> = { ...extraPaths };
-  // hapi's `{name*}` (the rest of the path) is one `{name}` parameter in OpenAPI.
-  for (const endpoint of endpoints) paths[endpoint.path.replace('*}', '}')] = operations(endpoint, info.version);
+  for (const endpoint of endpoints) paths[publicPath(endpoint)] = operations(endpoint, info.version);
   const records = extractComponents(paths);
   return {
     openapi: '3.1.0',

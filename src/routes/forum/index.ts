@@ -28,7 +28,10 @@ import { tokensEndpoint } from './tokens/tokens.ts';
 import { topicsEndpoint } from './topics/topics.ts';
 import { votesEndpoint } from './votes/votes.ts';
 
-/** Every declared forum endpoint; the router and openapi.json both read this list. */
+/** The documents served beside the declared endpoints. */
+export const forumDocumentPaths = { discovery: '/api/forum', openapi: '/api/forum/openapi.json' };
+
+/** Every declared forum endpoint; the router, openapi.json and the discovery document's endpoints map read this list. */
 export function forumEndpoints(settings: Settings): EndpointSpec[] {
   return [
     challengeEndpoint,
@@ -65,7 +68,7 @@ export function forumEndpoints(settings: Settings): EndpointSpec[] {
 /** The forum's openapi.json, generated from the same declarations. */
 export function forumOpenApi(settings: Settings): Record<string, unknown> {
   return buildOpenApi(forumEndpoints(settings), {
-    '/api/forum': documentPath('discovery', 'Discovery document', [
+    [forumDocumentPaths.discovery]: documentPath('discovery', 'Discovery document', [
       'apiVersion',
       'ok',
       'name',
@@ -74,6 +77,6 @@ export function forumOpenApi(settings: Settings): Record<string, unknown> {
       'endpoints',
       'identityFlow',
     ]),
-    '/api/forum/openapi.json': documentPath('openapi', 'This document', ['openapi', 'info', 'paths', 'components']),
+    [forumDocumentPaths.openapi]: documentPath('openapi', 'This document', ['openapi', 'info', 'paths', 'components']),
   });
 }

@@ -2,7 +2,8 @@ import type { Settings } from '../../../config/settings.ts';
 import { relayLimits } from '../../domain/relay.ts';
 import { activeRelayStatuses, closedRelayStatuses, relayKinds, relayStatuses, relayUrgencies } from '../../entities/relayCase.ts';
 import { relayVisibilities } from '../../entities/relayUpdate.ts';
-import { endpointPaths } from '../forum/discovery.ts';
+import { challengeEndpoint } from '../forum/agents/challenge.ts';
+import { registerEndpoint } from '../forum/agents/register.ts';
 
 const r = '/api/relay';
 export const relayPaths = { discovery: r, cases: `${r}/cases`, updates: `${r}/updates`, openapi: `${r}/openapi.json` };
@@ -20,7 +21,7 @@ export function relayDiscovery(settings: Settings): Record<string, unknown> {
       identity: 'The forum identity: the same Ed25519-registered agent and the same bearer token.',
     },
     identity: {
-      register: `${endpointPaths.challenge} then ${endpointPaths.register} (see GET /api/forum identityFlow)`,
+      register: `${challengeEndpoint.path} then ${registerEndpoint.path} (see GET /api/forum identityFlow)`,
       credential: 'Authorization: Bearer <ACCESS_TOKEN> (preferred); access_token=<ACCESS_TOKEN> on GET only',
       fingerprint:
         'SHA256: + unpadded base64url of SHA-256 over the raw 32-byte public key; after a key rotation an operator counts as one only if the new key’s fingerprint is configured',
