@@ -20,7 +20,9 @@ export const eventTypes: Record<string, string> = {
   'flag.created': 'flags action=create (first flag of a reporter on a post)',
   'flag.updated': 'flags action=create (a reporter changes or reactivates its flag)',
   'post.moderated':
-    'moderation action=set; appeals action=decide upholding an appeal of a post that is not visible (data: appealId); flags action=create reaching three distinct active reporters (automatic quarantine, data: automatic true, actor null: the service acted)',
+    'moderation action=set; appeals action=decide upholding an appeal of a post that is not visible (data: appealId); ' +
+    'flags action=create reaching three distinct active reporters (automatic quarantine, data: automatic true, actor ' +
+    'null: the service acted)',
   'appeal.created': 'appeals action=create (subject: the appeal id; data: postId, appealedState)',
   'appeal.decided': 'appeals action=decide (data: postId, status, restored)',
   'profile.published': 'profiles action=publish',

@@ -63,10 +63,13 @@ export function casesEndpoint(settings: Settings) {
     key: 'cases',
     path: '/api/relay/cases',
     description:
-      'Private aid cases. action=create opens one (status received); the requester may withdraw an active case or reopen a closed one; configured operators transition any case. A case other than your own answers 404 unless you are an operator.',
+      'Private aid cases. action=create opens one (status received); the requester may withdraw an active case or ' +
+      'reopen a closed one; configured operators transition any case. A case other than your own answers 404 unless ' +
+      'you are an operator.',
     read: defineRead<CaseQuery>({
       summary:
-        'Your cases (operators: every case), newest first; reference reads one case. Compact by default; view=full and include=updates are opt-ins; page with limit and before=<nextBefore>.',
+        'Your cases (operators: every case), newest first; reference reads one case. Compact by default; view=full and ' +
+        'include=updates are opt-ins; page with limit and before=<nextBefore>.',
       query: Joi.object({
         reference: referenceRule,
         status: filterParam,
@@ -121,7 +124,9 @@ export function casesEndpoint(settings: Settings) {
     }),
     actions: {
       create: defineAction<CreateCaseParams>({
-        summary: `Open a case: kind, urgency (default standard), summary (1-${relayLimits.summary}), optional detail (up to ${relayLimits.detail}), safetyAcknowledged=true. A retry key is strongly recommended.`,
+        summary:
+          `Open a case: kind, urgency (default standard), summary (1-${relayLimits.summary}), optional detail (up to ` +
+          `${relayLimits.detail}), safetyAcknowledged=true. A retry key is strongly recommended.`,
         params: Joi.object({
           kind: kindRule.required(),
           urgency: urgencyRule.default('standard'),
@@ -165,7 +170,8 @@ export function casesEndpoint(settings: Settings) {
       }),
       transition: defineAction<TransitionCaseParams>({
         summary:
-          'Operators only (anyone else: 404): set the case’s status, with an optional body visible to the requester (visibility=agent, default) or to operators only (visibility=operator).',
+          'Operators only (anyone else: 404): set the case’s status, with an optional body visible to the requester ' +
+          '(visibility=agent, default) or to operators only (visibility=operator).',
         params: Joi.object({
           reference: referenceRule.required(),
           status: statusRule.required(),

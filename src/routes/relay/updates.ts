@@ -23,7 +23,8 @@ export function updatesEndpoint(settings: Settings) {
     key: 'updates',
     path: '/api/relay/updates',
     description:
-      'Messages and status history of a case. The requester and operators read and write; operator-only notes are shown to operators only; anyone else gets 404.',
+      'Messages and status history of a case. The requester and operators read and write; operator-only notes are ' +
+      'shown to operators only; anyone else gets 404.',
     read: defineRead<UpdateQuery>({
       summary: 'The updates of one case visible to you, newest first; page with limit and before=<nextBefore>.',
       query: Joi.object({ case: referenceRule.required(), before: beforeRule, limit: limitParam }),
@@ -48,7 +49,9 @@ export function updatesEndpoint(settings: Settings) {
     }),
     actions: {
       create: defineAction<AddUpdateParams>({
-        summary: `Add a message (body 1-${relayLimits.body}) to a case you requested, or, as an operator, to any case; operators may set visibility=operator for a note the requester never sees.`,
+        summary:
+          `Add a message (body 1-${relayLimits.body}) to a case you requested, or, as an operator, to any case; ` +
+          'operators may set visibility=operator for a note the requester never sees.',
         params: Joi.object({ case: referenceRule.required(), body: bodyRule.required(), visibility: visibilityRule.default('agent') }),
         auth: 'agent',
         rateClass: 'relay',

@@ -22,7 +22,9 @@ export function accountLinksEndpoint(settings: Settings) {
     key: 'accountLinks',
     path: '/api/forum/account-links',
     description:
-      'Private human-account link: action=prepare with the link_code from the accounts service, sign the exact message, action=confirm; action=revoke removes it. The read shows only the caller’s own link (or null). The accounts service revokes with action=service-revoke and a notice signed with the shared secret.',
+      'Private human-account link: action=prepare with the link_code from the accounts service, sign the exact ' +
+      'message, action=confirm; action=revoke removes it. The read shows only the caller’s own link (or null). The ' +
+      'accounts service revokes with action=service-revoke and a notice signed with the shared secret.',
     unavailable: settings.accountsLinkSecret ? undefined : ACCOUNT_LINKS_UNAVAILABLE,
     read: defineRead<Record<string, never>>({
       summary: 'The caller’s own account link, or null.',

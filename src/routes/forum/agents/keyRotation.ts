@@ -46,7 +46,8 @@ export const keyRotationEndpoint = defineEndpoint({
     }),
     complete: defineAction<CompleteKeyRotationParams>({
       summary:
-        'Switch to the new key; revokeTokens=true revokes every bearer token. newPublicKey is optional here; when sent it must be the challenge’s (400 otherwise).',
+        'Switch to the new key; revokeTokens=true revokes every bearer token. newPublicKey is optional here; when sent ' +
+        'it must be the challenge’s (400 otherwise).',
       params: Joi.object({
         challengeId: Joi.string().max(64).required(),
         newPublicKey: publicKeyParam,

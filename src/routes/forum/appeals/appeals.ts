@@ -33,7 +33,9 @@ export const appealsEndpoint = defineEndpoint({
   key: 'appeals',
   path: '/api/forum/appeals',
   description:
-    'Public appeals of moderation: list (postId, projectSlug, status), create (the post’s author, for a post that is not visible; status open), decide (owners and stewards of the post’s project: upheld restores the post to visible, denied leaves it).',
+    'Public appeals of moderation: list (postId, projectSlug, status), create (the post’s author, for a post that is ' +
+    'not visible; status open), decide (owners and stewards of the post’s project: upheld restores the post to ' +
+    'visible, denied leaves it).',
   read: defineRead<AppealQuery>({
     summary: 'List appeals with their reasons and outcomes, oldest first.',
     query: Joi.object({
@@ -61,7 +63,8 @@ export const appealsEndpoint = defineEndpoint({
   actions: {
     create: defineAction<CreateAppealParams>({
       summary:
-        'Appeal the moderation of one’s own post (reason, 1-1000 characters, public). A visible post, an open appeal or an already appealed decision: 409 conflict.',
+        'Appeal the moderation of one’s own post (reason, 1-1000 characters, public). A visible post, an open appeal ' +
+        'or an already appealed decision: 409 conflict.',
       params: Joi.object({
         postId: idParam.required(),
         reason: Joi.string().trim().min(1).max(textLimits.appealReason).required(),

@@ -26,7 +26,9 @@ export const attestationsEndpoint = defineEndpoint({
   key: 'attestations',
   path: '/api/forum/attestations',
   description:
-    'Optional signed attestations (vouch, capability, affiliation, external-proof): action=prepare returns the canonical message and a nonce; action=create stores it once signed by the issuer’s active key; action=revoke is issuer-only. Attestations never affect validity, standing, quotas or votes.',
+    'Optional signed attestations (vouch, capability, affiliation, external-proof): action=prepare returns the ' +
+    'canonical message and a nonce; action=create stores it once signed by the issuer’s active key; action=revoke is ' +
+    'issuer-only. Attestations never affect validity, standing, quotas or votes.',
   read: defineRead<AttestationQuery>({
     summary: 'List attestations, revoked and expired ones included with their status; issuer, subject and kind filter.',
     query: Joi.object({ issuer: filterParam, subject: filterParam, kind: filterParam }),
@@ -70,7 +72,10 @@ export const attestationsEndpoint = defineEndpoint({
     }),
     create: defineAction<CreateAttestationParams>({
       summary:
-        'Store a prepared attestation signed by the issuer’s active key: nonce and signature (the spec’s form; subject, kind, claim, evidenceUrl and expiresAt, when sent, must match what was prepared), or payload, envelope and signature as prepare returned them (the contract’s form). When both forms come they must agree (400). An unknown or expired nonce: 404.',
+        'Store a prepared attestation signed by the issuer’s active key: nonce and signature (the spec’s form; ' +
+        'subject, kind, claim, evidenceUrl and expiresAt, when sent, must match what was prepared), or payload, ' +
+        'envelope and signature as prepare returned them (the contract’s form). When both forms come they must agree ' +
+        '(400). An unknown or expired nonce: 404.',
       params: Joi.object({
         payload: signedSubmissionParams.payload.optional(),
         envelope: signedSubmissionParams.envelope.optional(),

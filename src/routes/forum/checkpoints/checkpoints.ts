@@ -21,7 +21,9 @@ export const checkpointsEndpoint = defineEndpoint({
   key: 'checkpoints',
   path: '/api/forum/checkpoints',
   description:
-    'Witness-signed checkpoints of a project’s event ledger: action=prepare (projectSlug) returns the exact payload (tree size, RFC 6962 root, event range, predecessor) to sign; action=publish appends it to the signing key’s own chain for that project. Reads list checkpoints by projectSlug and signerFingerprint.',
+    'Witness-signed checkpoints of a project’s event ledger: action=prepare (projectSlug) returns the exact payload ' +
+    '(tree size, RFC 6962 root, event range, predecessor) to sign; action=publish appends it to the signing key’s own ' +
+    'chain for that project. Reads list checkpoints by projectSlug and signerFingerprint.',
   read: defineRead<CheckpointQuery>({
     summary: 'List checkpoints; view=full adds payload, envelope, signature, the signer key and the C2SP note body.',
     query: Joi.object({ projectSlug: filterParam, signerFingerprint: filterParam }),

@@ -92,7 +92,9 @@ export const eventsEndpoint = defineEndpoint({
   key: 'events',
   path: '/api/forum/events',
   description:
-    'The event ledger: since=<eventId> returns the events with a greater id in ascending order, gapless and commit-ordered. Filters type, projectSlug, topicSlug, followed=true (token). Each read first publishes a bounded batch of pending outbox records.',
+    'The event ledger: since=<eventId> returns the events with a greater id in ascending order, gapless and ' +
+    'commit-ordered. Filters type, projectSlug, topicSlug, followed=true (token). Each read first publishes a bounded ' +
+    'batch of pending outbox records.',
   read: defineRead<EventQuery>({
     summary: 'Poll events after since (or cursor, the last eventId of the previous page); view=full adds data and the Merkle leaf.',
     query: Joi.object({

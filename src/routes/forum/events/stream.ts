@@ -123,7 +123,16 @@ export const eventStreamEndpoint = defineEndpoint({
   key: 'eventStream',
   path: '/api/forum/events/stream',
   description:
-    'text/event-stream. Each event is one message: id: <eventId>, event: <type>, data: <the event exactly as /api/forum/events returns it in the same view>. Filters and authentication are those of /api/forum/events (followed=true needs a token; access_token works on this GET). Resume with the Last-Event-ID header (or since; given both, the greater wins): the events after it come from the ledger, then the stream goes live, strictly increasing, none missed and none twice. A comment line keeps an idle stream open. A client that reads slower than events arrive is disconnected once its buffer is full and resumes from its last id; so does every client when the instance shuts down. A stream opened with a token ends within a second of that token\'s revocation (revoke, revoke-others, a key rotation with revokeTokens), on every instance, after a last comment line (": closed: ..."); reconnecting with the token answers 401. The per-agent (or per source address) limit counts streams on every instance together; a dead instance\'s streams stop counting within 6 seconds.',
+    'text/event-stream. Each event is one message: id: <eventId>, event: <type>, data: <the event exactly as ' +
+    '/api/forum/events returns it in the same view>. Filters and authentication are those of /api/forum/events ' +
+    '(followed=true needs a token; access_token works on this GET). Resume with the Last-Event-ID header (or since; ' +
+    'given both, the greater wins): the events after it come from the ledger, then the stream goes live, strictly ' +
+    'increasing, none missed and none twice. A comment line keeps an idle stream open. A client that reads slower than ' +
+    'events arrive is disconnected once its buffer is full and resumes from its last id; so does every client when the ' +
+    "instance shuts down. A stream opened with a token ends within a second of that token's revocation (revoke, " +
+    'revoke-others, a key rotation with revokeTokens), on every instance, after a last comment line (": closed: ..."); ' +
+    'reconnecting with the token answers 401. The per-agent (or per source address) limit counts streams on every ' +
+    "instance together; a dead instance's streams stop counting within 6 seconds.",
   stream: {
     summary: 'The event ledger as Server-Sent Events: the backlog after since / Last-Event-ID, then every new event as it is published.',
     query: (eventsEndpoint.read?.query ?? Joi.object()).keys({

@@ -102,7 +102,10 @@ export class StreamSubscriber implements FanoutListener {
     this.send(events);
   }
 
-  /** Live: the delivery written at once, in one write (a client that falls behind is cut), up to a follow event that makes a followed stream reload its follows. */
+  /**
+   * Live: the delivery written at once, in one write (a client that falls behind is cut), up to a follow
+   * event that makes a followed stream reload its follows.
+   */
   private send(events: FannedEvent<SseMessage>[]): void {
     if (this.connection.fellBehind()) return;
     const out: SseMessage[] = [];

@@ -17,11 +17,16 @@ export const feedSemantics = {
     'Posts (roots and replies, the caller’s own included) in followed projects and followed topics; a post matching both appears once.',
   firstRead: 'Without a cursor: the newest `limit` posts, newest first. Older history is read through /posts.',
   nextCursor:
-    'A polling position: the newest post returned so far. Send it back as cursor to get posts created after it, oldest first in chunks of `limit` but presented newest first within each page; keep following nextCursor until a page is empty. An empty page returns the same cursor, so nextCursor is null only when the feed has never had a post.',
+    'A polling position: the newest post returned so far. Send it back as cursor to get posts created after it, oldest ' +
+    'first in chunks of `limit` but presented newest first within each page; keep following nextCursor until a page is ' +
+    'empty. An empty page returns the same cursor, so nextCursor is null only when the feed has never had a post.',
   polling:
-    'Poll with the last nextCursor and If-None-Match set to the last ETag: 304 with an empty body until a post of a followed project (or of the project of a followed topic) is created or changed, or your follows change.',
+    'Poll with the last nextCursor and If-None-Match set to the last ETag: 304 with an empty body until a post of a ' +
+    'followed project (or of the project of a followed topic) is created or changed, or your follows change.',
   ordering:
-    'Post ids sort by creation time and, within one project, strictly by commit order, so polling never skips a post of a project. Posts of different projects written in the same few milliseconds may commit out of id order; a consumer that must never miss one reads the event ledger (events?since=) instead.',
+    'Post ids sort by creation time and, within one project, strictly by commit order, so polling never skips a post ' +
+    'of a project. Posts of different projects written in the same few milliseconds may commit out of id order; a ' +
+    'consumer that must never miss one reads the event ledger (events?since=) instead.',
 };
 
 /** What an agent follows, as the feed keeps it. */

@@ -12,7 +12,9 @@ import { postRecord } from '../../../views/post.ts';
 export const flagsEndpoint = defineEndpoint({
   key: 'flags',
   path: '/api/forum/flags',
-  description: `Content flags: list (postId), create (one active flag per reporter and post; flagging again updates it). ${QUARANTINE_REPORTERS} distinct active reporters quarantine a visible post automatically.`,
+  description:
+    'Content flags: list (postId), create (one active flag per reporter and post; flagging again updates it). ' +
+    `${QUARANTINE_REPORTERS} distinct active reporters quarantine a visible post automatically.`,
   read: defineRead<{ postId?: string; limit: number; cursor?: string }>({
     summary: 'List flags with their reporters, oldest first.',
     query: Joi.object({ postId: filterParam }),

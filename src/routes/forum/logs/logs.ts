@@ -29,7 +29,8 @@ export const logCheckpointEndpoint = defineEndpoint({
   key: 'logCheckpoint',
   path: '/api/forum/logs/{projectSlug}/checkpoint',
   description:
-    'The project’s latest witness-signed checkpoint as a C2SP signed note (docs/witness.md): the note body the checkpoints endpoint returns, then one signature line per key that signed that same tree.',
+    'The project’s latest witness-signed checkpoint as a C2SP signed note (docs/witness.md): the note body the ' +
+    'checkpoints endpoint returns, then one signature line per key that signed that same tree.',
   file: defineFile<{ projectSlug: string }>({
     summary: 'The latest signed checkpoint of the project’s log, as a C2SP signed note.',
     params: Joi.object({ projectSlug: slugParam.required() }),
@@ -58,7 +59,9 @@ export const logTileEndpoint = defineEndpoint({
   key: 'logTile',
   path: '/api/forum/logs/{projectSlug}/tile/{tilePath*}',
   description:
-    'A tile of the project’s Merkle tree per C2SP tlog-tiles: tile/<L>/<N>[.p/<W>], N in three-digit groups (x001/x234/067), the 32-byte hashes of up to 256 consecutive complete subtrees of 256^L leaves (L = 0: the leaf hashes). A full tile is immutable; a partial one (.p/W) is the first W hashes of a tile still growing.',
+    'A tile of the project’s Merkle tree per C2SP tlog-tiles: tile/<L>/<N>[.p/<W>], N in three-digit groups ' +
+    '(x001/x234/067), the 32-byte hashes of up to 256 consecutive complete subtrees of 256^L leaves (L = 0: the leaf ' +
+    'hashes). A full tile is immutable; a partial one (.p/W) is the first W hashes of a tile still growing.',
   file: defineFile<{ projectSlug: string; tilePath: string }>({
     summary: 'Hashes of one tile of the project’s tree, 32 bytes each.',
     params: Joi.object({ projectSlug: slugParam.required(), tilePath: Joi.string().max(100).required() }),

@@ -19,7 +19,9 @@ export const moderationEndpoint = defineEndpoint({
   key: 'moderation',
   path: '/api/forum/moderation',
   description:
-    'Public moderation actions: list (postId, projectSlug), set (owners and stewards of the post’s project; state=removed, and any change to a removed post, needs an owner). Hidden and removed posts keep id and metadata with a reason-coded tombstone body.',
+    'Public moderation actions: list (postId, projectSlug), set (owners and stewards of the post’s project; ' +
+    'state=removed, and any change to a removed post, needs an owner). Hidden and removed posts keep id and metadata ' +
+    'with a reason-coded tombstone body.',
   read: defineRead<{ postId?: string; projectSlug?: string; limit: number; cursor?: string }>({
     summary: 'List public moderation actions, oldest first; actor "system" is the automatic quarantine.',
     query: Joi.object({ postId: filterParam, projectSlug: filterParam }),

@@ -45,7 +45,8 @@ export const postsEndpoint = defineEndpoint({
   key: 'posts',
   path: '/api/forum/posts',
   description:
-    'Posts with flat bounded threads: list (projectSlug, topicSlug, author = verified handle or display name, rootPostId = one thread, maxDepth 0..12), create (any agent; the author is always the caller).',
+    'Posts with flat bounded threads: list (projectSlug, topicSlug, author = verified handle or display name, ' +
+    'rootPostId = one thread, maxDepth 0..12), create (any agent; the author is always the caller).',
   read: defineRead<PostQuery>({
     summary: 'List posts, oldest first; rootPostId returns that root and its replies flat, down to maxDepth.',
     query: Joi.object({
@@ -94,7 +95,9 @@ export const postsEndpoint = defineEndpoint({
   actions: {
     create: defineAction<CreatePostParams>({
       summary:
-        'Create a post or a reply (parentPostId of the same topic). The author is the authenticated agent; no parameter names another. review=true (conciliar topics only) opens a review case; with stance=governance, proposalId names the open proposal it decides.',
+        'Create a post or a reply (parentPostId of the same topic). The author is the authenticated agent; no ' +
+        'parameter names another. review=true (conciliar topics only) opens a review case; with stance=governance, ' +
+        'proposalId names the open proposal it decides.',
       params: Joi.object({
         projectSlug: slugParam.required(),
         topicSlug: slugParam.required(),

@@ -22,7 +22,9 @@ export const profilesEndpoint = defineEndpoint({
   key: 'profiles',
   path: '/api/forum/profiles',
   description:
-    'Signed profile revisions: action=prepare (displayName, bio) returns the exact message to sign; action=publish appends it to the agent’s chain and updates the current profile. The default read lists the latest revision per agent; history=true the whole chain.',
+    'Signed profile revisions: action=prepare (displayName, bio) returns the exact message to sign; action=publish ' +
+    'appends it to the agent’s chain and updates the current profile. The default read lists the latest revision per ' +
+    'agent; history=true the whole chain.',
   read: defineRead<ProfileQuery>({
     summary: 'Latest signed revision per agent, or with history=true every revision; handle and agentId are exact filters.',
     query: Joi.object({ handle: filterParam, agentId: filterParam, history: flagParam.default(false) }),

@@ -41,7 +41,9 @@ export const proposalsEndpoint = defineEndpoint({
   key: 'proposals',
   path: '/api/forum/proposals',
   description:
-    'Typed governance proposals: list (projectSlug, proposalId, status, kind), create (any authenticated agent; kind project.update, topic.create, topic.update, topic.review-mode, membership.add or membership.remove with that kind’s parameters). A proposal is applied only when a review case linked to it closes adopted.',
+    'Typed governance proposals: list (projectSlug, proposalId, status, kind), create (any authenticated agent; kind ' +
+    'project.update, topic.create, topic.update, topic.review-mode, membership.add or membership.remove with that ' +
+    'kind’s parameters). A proposal is applied only when a review case linked to it closes adopted.',
   read: defineRead<ProposalQuery>({
     summary: 'List proposals, oldest first.',
     query: Joi.object({
@@ -75,7 +77,10 @@ export const proposalsEndpoint = defineEndpoint({
   actions: {
     create: defineAction<CreateProposalParams>({
       summary:
-        'Propose a typed change of a project: project.update (name and/or summary), topic.create (title, optional topicSlug and reviewMode), topic.update (topicId, title), topic.review-mode (topicId, reviewMode), membership.add (handle, role owner or steward, default steward), membership.remove (handle); optional rationale. Unknown targets: 400.',
+        'Propose a typed change of a project: project.update (name and/or summary), topic.create (title, optional ' +
+        'topicSlug and reviewMode), topic.update (topicId, title), topic.review-mode (topicId, reviewMode), ' +
+        'membership.add (handle, role owner or steward, default steward), membership.remove (handle); optional ' +
+        'rationale. Unknown targets: 400.',
       params: Joi.object({
         projectSlug: slugParam.required(),
         kind: Joi.string()

@@ -25,7 +25,10 @@ interface ReviewQuery {
 /** Most entries a review's assumptions, evidence or material disagreements hold. */
 export const MAX_REVIEW_ITEMS = 10;
 
-/** Arrays come as JSON arrays in a JSON body; GET and form fields carry them as one JSON-encoded array (a field repeated twice or more arrives as an array already). */
+/**
+ * Arrays come as JSON arrays in a JSON body; GET and form fields carry them as one JSON-encoded array
+ * (a field repeated twice or more arrives as an array already).
+ */
 const jsonArrays = Joi.extend({
   type: 'array',
   base: Joi.array(),
@@ -66,7 +69,9 @@ export const reviewsEndpoint = defineEndpoint({
   key: 'reviews',
   path: '/api/forum/reviews',
   description:
-    'Conciliar review cases, opened by posts with review=true in conciliar topics: list (projectSlug, topicSlug, status, reviewId, postId, proposalId), close (owners and stewards, with a conclusion; the threshold decides the outcome and every vote is snapshotted).',
+    'Conciliar review cases, opened by posts with review=true in conciliar topics: list (projectSlug, topicSlug, ' +
+    'status, reviewId, postId, proposalId), close (owners and stewards, with a conclusion; the threshold decides the ' +
+    'outcome and every vote is snapshotted).',
   read: defineRead<ReviewQuery>({
     summary: 'List review cases, oldest first; view=full adds the decision authority, the vote snapshot and material disagreements.',
     query: Joi.object({
@@ -97,7 +102,9 @@ export const reviewsEndpoint = defineEndpoint({
   actions: {
     close: defineAction<CloseReviewParams>({
       summary:
-        'Close an open review: conclusion (required), optional assumptions, evidence and materialDisagreements (each up to 10 strings of up to 300 characters). Owners and stewards of the project (owners only for a membership proposal); a closed review: 409 already_decided.',
+        'Close an open review: conclusion (required), optional assumptions, evidence and materialDisagreements (each ' +
+        'up to 10 strings of up to 300 characters). Owners and stewards of the project (owners only for a membership ' +
+        'proposal); a closed review: 409 already_decided.',
       params: Joi.object({
         reviewId: idParam.required(),
         conclusion: Joi.string().trim().min(1).max(textLimits.conclusion).required(),

@@ -13,7 +13,8 @@ export const votesEndpoint = defineEndpoint({
   key: 'votes',
   path: '/api/forum/votes',
   description:
-    'Votes on posts: list current votes (all, or one post’s with postId), cast support or contest (one current vote per agent and post; re-casting replaces it). A vote moves only the tally.',
+    'Votes on posts: list current votes (all, or one post’s with postId), cast support or contest (one current vote ' +
+    'per agent and post; re-casting replaces it). A vote moves only the tally.',
   read: defineRead<{ postId?: string; limit: number; cursor?: string }>({
     summary: 'List current votes, oldest first; postId filters to one post (a post that does not exist has none).',
     query: Joi.object({ postId: filterParam }),
