@@ -21,7 +21,10 @@ export interface Settings {
   partitions: number;
   /** How long an HTTP request waits for its command's result before answering 503. */
   commandTimeoutMs: number;
-  /** BullMQ job lock, renewed while the job runs; a worker that dies mid-job loses it after this long and another worker takes the job (workers/commandWorkers.ts). */
+  /**
+   * BullMQ job lock, renewed while the job runs; a worker that dies mid-job loses it after this long and
+   * another worker takes the job (workers/commandWorkers.ts).
+   */
   workerLockMs: number;
   /** Largest request body accepted, in bytes. */
   maxBodyBytes: number;

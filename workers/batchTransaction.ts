@@ -63,7 +63,8 @@ function lockAgentsStatement(commands: Command[]): Statement {
   const postIds = [...new Set(commands.flatMap((c) => (typeof c.data.postId === 'string' ? [c.data.postId] : [])))];
   return statement(
     // A union rather than OR: the planner probes the agents it names instead of filtering every agent.
-    `select 1 from "agent" where "id" in (select unnest(?::text[]) union select "author_id" from "post" where "id" = ${ANY_OF}) order by "id" for no key update`,
+    'select 1 from "agent" where "id" in (select unnest(?::text[]) union select "author_id" from "post" where "id" = ' +
+      `${ANY_OF}) order by "id" for no key update`,
     [distinct(actors), distinct(postIds)],
   );
 }
@@ -73,7 +74,10 @@ export function lockBatchStatements(commands: Command[]): Statement[] {
   return [lockPartitionsStatement(commands), lockAgentsStatement(commands)];
 }
 
-/** The statements of lockBatchStatements on the unit of work's transaction, one round trip each; then the failpoint that fault tests use to stop a batch mid-transaction. */
+/**
+ * The statements of lockBatchStatements on the unit of work's transaction, one round trip each; then
+ * the failpoint that fault tests use to stop a batch mid-transaction.
+ */
 export async function lockBatch(em: EntityManager, commands: Command[]): Promise<void> {
   for (const lock of lockBatchStatements(commands)) await run(em, lock);
   failpoint('batch-mid-transaction');

@@ -141,7 +141,10 @@ async function applyOptimistically(root: EntityManager, settings: Settings, comm
   });
 }
 
-/** The batch in one transaction: set-based when every command is hot, otherwise on the unit of work; a command alone that is refused, again with its refusal recorded. */
+/**
+ * The batch in one transaction: set-based when every command is hot, otherwise on the unit of work; a
+ * command alone that is refused, again with its refusal recorded.
+ */
 async function applyTogether(root: EntityManager, settings: Settings, commands: Command[]): Promise<Applied> {
   if (takesSetBasedPath(commands)) return applySetBased(root, commands);
   try {

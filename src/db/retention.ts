@@ -20,7 +20,8 @@ async function deleteOlderThan(
   let total = 0;
   for (;;) {
     const deleted = await em.execute<{ n: number }[]>(
-      `with gone as (delete from ${table} where ctid in (select ctid from ${table} where ${column} < ? limit ${CHUNK}) returning 1) select count(*)::int as n from gone`,
+      `with gone as (delete from ${table} where ctid in (select ctid from ${table} where ${column} < ? limit ${CHUNK}) ` +
+        'returning 1) select count(*)::int as n from gone',
       [cutoff],
     );
     const n = deleted[0]?.n ?? 0;

@@ -251,7 +251,8 @@ function streamPath(endpoint: EndpointSpec, route: StreamSpec): Record<string, u
       responses: {
         '200': {
           description:
-            'OK: a stream of messages `id: <eventId>`, `event: <type>`, `data: <Event as JSON>`, separated by blank lines; comment lines (`: keep-alive`) between them.',
+            'OK: a stream of messages `id: <eventId>`, `event: <type>`, `data: <Event as JSON>`, separated by blank ' +
+            'lines; comment lines (`: keep-alive`) between them.',
           content: { 'text/event-stream': { schema: { type: 'string' }, 'x-message-data': { $ref: '#/components/schemas/Event' } } },
         },
         ...errors,

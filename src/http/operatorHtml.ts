@@ -55,9 +55,12 @@ td.none{color:#99a}.empty{color:#667}.facts{display:flex;gap:12px;flex-wrap:wrap
 
 export function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
-<body><header><h1>${escapeHtml(title)}</h1><a href="/admin/projects">Projects by backlog</a><a href="/admin/queues">Partition queues</a></header><main>${body}</main></body></html>`;
+<body><header><h1>${escapeHtml(title)}</h1><a href="/admin/projects">Projects by backlog</a><a href="/admin/queues">Partition queues</a>
+</header><main>${body}</main></body></html>`;
 }
 
 export function facts(entries: readonly [string, string | number | null][]): string {
-  return `<div class="facts">${entries.map(([label, value]) => `<div class="fact"><b>${escapeHtml(String(value ?? '–'))}</b>${escapeHtml(label)}</div>`).join('')}</div>`;
+  const fact = ([label, value]: [string, string | number | null]) =>
+    `<div class="fact"><b>${escapeHtml(String(value ?? '–'))}</b>${escapeHtml(label)}</div>`;
+  return `<div class="facts">${entries.map(fact).join('')}</div>`;
 }

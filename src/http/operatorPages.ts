@@ -16,6 +16,15 @@ const LIST_LIMITS: ReadLimits = { pending: 1000, failed: 200, completed: 100 };
 /** What a project's page reads of its partition queue. */
 const PROJECT_LIMITS: ReadLimits = { pending: 500, failed: 200, completed: 500 };
 const SHOWN_COMMANDS = 100;
+const PROJECTS_COLUMNS = [
+  'Project',
+  'Waiting',
+  'Oldest waiting',
+  'Failed (kept 7 days)',
+  'Recently applied',
+  'Partition',
+  'Worker serving it',
+];
 
 const queueLink = (queue: string) => link(`/admin/queues/queue/${queue}`, queue);
 
@@ -47,9 +56,11 @@ function projectsPage(queues: readonly Queue[], jobsByQueue: readonly JobSummary
     ['partition queues', queues.length],
   ])}
 <h2>Projects by backlog</h2>
-${table(['Project', 'Waiting', 'Oldest waiting', 'Failed (kept 7 days)', 'Recently applied', 'Partition', 'Worker serving it'], rows, 'No project has commands in the queues.')}
-<p class="note">Waiting counts commands enqueued and not yet applied (waiting, delayed for a retry, or in the batch being applied), up to ${LIST_LIMITS.pending} jobs per partition.
-Recently applied counts the commands of the newest ${LIST_LIMITS.completed} completed jobs per partition. The same figures, for the busiest projects, are in /metrics (agora_project_*).</p>`;
+${table(PROJECTS_COLUMNS, rows, 'No project has commands in the queues.')}
+<p class="note">Waiting counts commands enqueued and not yet applied (waiting, delayed for a retry, or in the batch
+being applied), up to ${LIST_LIMITS.pending} jobs per partition. Recently applied counts the commands of the newest
+${LIST_LIMITS.completed} completed jobs per partition. The same figures, for the busiest projects, are in /metrics
+(agora_project_*).</p>`;
   return page('Agora projects', body);
 }
 
@@ -107,7 +118,9 @@ ${table(
   ]),
   'No failure among the jobs kept for this project.',
 )}
-<p class="note">Read from partition ${queue.name}: its ${PROJECT_LIMITS.pending} oldest pending jobs and ${PROJECT_LIMITS.completed} newest completed ones. Parameters of commands are not shown; the partition queue's page has the jobs themselves.</p>`;
+<p class="note">Read from partition ${queue.name}: its ${PROJECT_LIMITS.pending} oldest pending jobs and
+${PROJECT_LIMITS.completed} newest completed ones. Parameters of commands are not shown; the partition queue's page has
+the jobs themselves.</p>`;
   return page(`Project ${slug}`, body);
 }
 

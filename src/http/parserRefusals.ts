@@ -43,7 +43,9 @@ function rawAnswer(raw: Buffer | undefined, refusal: Refusal): string {
   const { method, path } = requestLineOf(raw);
   const body = bodyOf(path, refusal);
   const status = errorStatus[refusal.code];
-  const head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
+  const head =
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ` +
+    `${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
   return method === 'HEAD' ? head : head + body;
 }
 

@@ -151,7 +151,10 @@ interface Answer {
   cacheControl: string;
 }
 
-/** 304 when the client holds `etag` already, else the rendered body (what hapi would compress, compressed once: same Content-Encoding, Vary and "-gzip" ETag as hapi's own). */
+/**
+ * 304 when the client holds `etag` already, else the rendered body (what hapi would compress,
+ * compressed once: same Content-Encoding, Vary and "-gzip" ETag as hapi's own).
+ */
 function answer(
   ctx: ApiContext,
   request: Request,

@@ -35,7 +35,9 @@ export function publicEvent(source: PublicEvent): PublicEvent {
 /** The leaf bytes: canonical JSON of exactly the eight public fields, UTF-8. */
 export function eventLeaf(event: PublicEvent): string {
   const text = canonicalize(publicEvent(event));
-  // Stryker disable next-line StringLiteral: equivalent (unreachable): canonicalize answers undefined only for a value without a JSON form, and publicEvent always builds a plain object; the check is there for the type.
+  // Unreachable: canonicalize answers undefined only for a value without a JSON form, and publicEvent
+  // always builds a plain object; the check is there for the type.
+  // Stryker disable next-line StringLiteral: equivalent (unreachable, above)
   if (text === undefined) throw new Error('event cannot be canonicalized');
   return text;
 }
@@ -52,6 +54,8 @@ export function encodeHash(hash: Hash): string {
 export function decodeHash(text: string): Hash | null {
   if (!/^[A-Za-z0-9+/]{43}=$/.test(text)) return null;
   const bytes = Buffer.from(text, 'base64');
-  // Stryker disable next-line ConditionalExpression: equivalent when true: the pattern above admits exactly 43 base64 characters and "=", which always decode to 32 bytes (false, always null, is killed by the round-trip tests but goes with it).
+  // Always true: the pattern above admits exactly 43 base64 characters and "=", which always decode to
+  // 32 bytes (false, always null, is killed by the round-trip tests but goes with it).
+  // Stryker disable next-line ConditionalExpression: equivalent when true (above)
   return bytes.length === 32 ? bytes : null;
 }

@@ -217,7 +217,8 @@ export async function publishForReader(root: EntityManager, marks: PublicationMa
   const [first] = await run<{ target: string | null; head: string }>(
     em,
     statement(
-      'select (select max(id) from outbox_event where published_at is null)::text as target, (select coalesce(max(event_id), 0) from ledger_event)::text as head',
+      'select (select max(id) from outbox_event where published_at is null)::text as target, (select ' +
+        'coalesce(max(event_id), 0) from ledger_event)::text as head',
     ),
   );
   const target = first?.target ?? null;

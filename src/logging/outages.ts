@@ -77,8 +77,14 @@ const POSTGRES_OUTAGE_MESSAGE =
   /Connection terminated|timeout exceeded when trying to connect|terminating connection|the database system is|Client has encountered a connection error/i;
 // The cluster ones: a failover in progress (the cluster is down, or its slots are moving). A MOVED or ASK
 // reaches us when ioredis does not follow it itself (a command of an auto-pipeline whose slot moved meanwhile).
-const REDIS_OUTAGE_MESSAGE =
-  /Connection is closed|Stream isn't writeable|enableOfflineQueue|max retries per request|Reached the max retries|CLUSTERDOWN|TRYAGAIN|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available|Cluster isn't ready|^(MOVED|ASK) \d+ \S+:\d+$/i;
+const REDIS_OUTAGE_MESSAGE = new RegExp(
+  [
+    "Connection is closed|Stream isn't writeable|enableOfflineQueue|max retries per request|Reached the max retries",
+    'CLUSTERDOWN|TRYAGAIN|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available',
+    "Cluster isn't ready|^(MOVED|ASK) \\d+ \\S+:\\d+$",
+  ].join('|'),
+  'i',
+);
 
 export type Dependency = 'postgres' | 'redis';
 

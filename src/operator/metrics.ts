@@ -91,7 +91,9 @@ export class Metrics {
 
   readonly readCache = new Counter({
     name: 'agora_read_cache_total',
-    help: 'Full reads by how this API process answered them: hit (a body rendered before), shared (a render another read had under way), miss (rendered for it)',
+    help:
+      'Full reads by how this API process answered them: hit (a body rendered before), shared (a render another read had ' +
+      'under way), miss (rendered for it)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

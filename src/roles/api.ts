@@ -27,7 +27,10 @@ import { StreamSlots } from '../store/streamSlots.ts';
 
 export interface ApiRole {
   server: Server;
-  /** Drains (see drainAndStop; event streams end as the listener stops), then closes the streams' subscription, the reply channel, the queues and the API's Redis connection. */
+  /**
+   * Drains (see drainAndStop; event streams end as the listener stops), then closes the streams'
+   * subscription, the reply channel, the queues and the API's Redis connection.
+   */
   stop(): Promise<void>;
 }
 

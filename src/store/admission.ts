@@ -60,7 +60,9 @@ export class AdmissionStore {
       entry,
       PENDING_CLAIM_TTL_SECONDS,
     )) as [number, string, string?];
-    // Stryker disable next-line StringLiteral: equivalent: the script answers -1 only with the existing entry, so the fallback (there for the type) is never read; were it read, interpret would throw a SyntaxError on either string.
+    // The script answers -1 only with the existing entry, so the fallback (there for the type) is never
+    // read; were it read, interpret would throw a SyntaxError on either string.
+    // Stryker disable next-line StringLiteral: equivalent (above)
     if (reply[0] === -1) return { seen: this.retryKeys.interpret(reply[2] ?? '', claim.fingerprint) };
     return { decision: rateDecision(limit, reply[0], Number(reply[1])) };
   }

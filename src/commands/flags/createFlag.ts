@@ -51,7 +51,9 @@ function writes(em: EntityManager, state: State, now: Date): Statement[] {
   if (state.updated.size > 0) {
     statements.push(
       statement(
-        'update flag f set reason_code = x.reason_code, detail = x.detail, active = true, updated_at = x.updated_at from json_to_recordset(?::json) as x(id text, reason_code text, detail text, updated_at timestamptz) where f.id = x.id',
+        'update flag f set reason_code = x.reason_code, detail = x.detail, active = true, updated_at = x.updated_at ' +
+          'from json_to_recordset(?::json) as x(id text, reason_code text, detail text, updated_at timestamptz) where ' +
+          'f.id = x.id',
         [
           JSON.stringify(
             [...state.updated.values()].map((f) => ({
@@ -68,7 +70,8 @@ function writes(em: EntityManager, state: State, now: Date): Statement[] {
   if (state.quarantined.size > 0) {
     statements.push(
       statement(
-        "update post p set moderation_state = 'quarantined', moderation_reason = x.reason, updated_at = ? from json_to_recordset(?::json) as x(id text, reason text) where p.id = x.id",
+        "update post p set moderation_state = 'quarantined', moderation_reason = x.reason, updated_at = ? from " +
+          'json_to_recordset(?::json) as x(id text, reason text) where p.id = x.id',
         [now, JSON.stringify([...state.quarantined.values()].map((p) => ({ id: p.id, reason: p.moderationReason })))],
       ),
     );
@@ -92,7 +95,8 @@ export const createFlag = defineHotCommand<CreateFlagParams, State, FlagWritten>
       posts: statement(`select * from post where id = ${ANY_OF}`, [postIds]),
       flags: statement(`select * from flag where post_id = ${ANY_OF}`, [postIds]),
       settled: statement(
-        `select distinct on (post_id) post_id, created_at from moderation_action where post_id = ${ANY_OF} and actor_id is not null order by post_id, created_at desc, id desc`,
+        `select distinct on (post_id) post_id, created_at from moderation_action where post_id = ${ANY_OF} and ` +
+          'actor_id is not null order by post_id, created_at desc, id desc',
         [postIds],
       ),
     };

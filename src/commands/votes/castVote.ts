@@ -56,7 +56,8 @@ function writes(em: EntityManager, state: State, now: Date): Statement[] {
   if (updated.length > 0) {
     statements.push(
       statement(
-        'update vote v set value = x.value, rationale = x.rationale, updated_at = ? from json_to_recordset(?::json) as x(id text, value text, rationale text) where v.id = x.id',
+        'update vote v set value = x.value, rationale = x.rationale, updated_at = ? from json_to_recordset(?::json) as ' +
+          'x(id text, value text, rationale text) where v.id = x.id',
         [now, JSON.stringify(updated.map((v) => ({ id: v.id, value: v.value, rationale: v.rationale ?? null })))],
       ),
     );
@@ -64,7 +65,8 @@ function writes(em: EntityManager, state: State, now: Date): Statement[] {
   if (tallies.length > 0) {
     statements.push(
       statement(
-        'update post p set support_count = x.support, contest_count = x.contest, updated_at = ? from json_to_recordset(?::json) as x(id text, support int, contest int) where p.id = x.id',
+        'update post p set support_count = x.support, contest_count = x.contest, updated_at = ? from ' +
+          'json_to_recordset(?::json) as x(id text, support int, contest int) where p.id = x.id',
         [now, JSON.stringify(tallies.map((p) => ({ id: p.id, support: p.supportCount, contest: p.contestCount })))],
       ),
     );

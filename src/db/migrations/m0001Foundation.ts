@@ -124,7 +124,8 @@ create index "outbox_event_pending" on "outbox_event" ("id") where "published_at
 
   override down(): void {
     this.addSql(
-      'drop table if exists "outbox_event", "processed_command", "follow", "topic", "membership", "project", "access_token", "identity_challenge", "agent" cascade;',
+      'drop table if exists "outbox_event", "processed_command", "follow", "topic", "membership", "project", ' +
+        '"access_token", "identity_challenge", "agent" cascade;',
     );
   }
 }

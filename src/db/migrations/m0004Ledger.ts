@@ -32,7 +32,8 @@ create table "ledger_checkpoint" (
   "signer_public_key" varchar(64) not null,
   "sequence" int not null check ("sequence" >= 1),
   -- A link has at most one successor: a chain cannot fork.
-  "predecessor_id" varchar(64) null constraint "ledger_checkpoint_predecessor_id_unique" unique references "ledger_checkpoint" ("id") deferrable initially deferred,
+  "predecessor_id" varchar(64) null constraint "ledger_checkpoint_predecessor_id_unique" unique
+    references "ledger_checkpoint" ("id") deferrable initially deferred,
   "tree_size" bigint not null check ("tree_size" >= 1),
   "root_hash" varchar(64) not null,
   "first_event_id" bigint not null,

@@ -12,7 +12,8 @@ create table "appeal" (
   "post_id" varchar(64) not null references "post" ("id") deferrable initially deferred,
   "project_slug" varchar(64) not null,
   -- One appeal per moderation decision: a denied appeal is final until the post is moderated again.
-  "moderation_action_id" varchar(64) null references "moderation_action" ("id") deferrable initially deferred constraint "appeal_moderation_action_id_unique" unique,
+  "moderation_action_id" varchar(64) null references "moderation_action" ("id") deferrable initially deferred
+    constraint "appeal_moderation_action_id_unique" unique,
   "appealed_state" text not null check ("appealed_state" in ('quarantined', 'hidden', 'removed')),
   "appellant_id" varchar(64) not null references "agent" ("id") deferrable initially deferred,
   "appellant_handle" varchar(32) not null,

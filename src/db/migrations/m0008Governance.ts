@@ -57,7 +57,8 @@ create table "review_case" (
   "conclusion" varchar(2000) null,
   "assumptions" jsonb not null default '[]' check (jsonb_typeof("assumptions") = 'array' and jsonb_array_length("assumptions") <= 10),
   "evidence" jsonb not null default '[]' check (jsonb_typeof("evidence") = 'array' and jsonb_array_length("evidence") <= 10),
-  "material_disagreements" jsonb not null default '[]' check (jsonb_typeof("material_disagreements") = 'array' and jsonb_array_length("material_disagreements") <= 10),
+  "material_disagreements" jsonb not null default '[]'
+    check (jsonb_typeof("material_disagreements") = 'array' and jsonb_array_length("material_disagreements") <= 10),
   "decider_id" varchar(64) null references "agent" ("id") deferrable initially deferred,
   "decider_handle" varchar(32) null,
   "decider_role" text null check ("decider_role" in ('owner', 'steward')),
@@ -81,7 +82,8 @@ create function "review_case_closed_guard"() returns trigger language plpgsql as
 begin
   raise exception 'review case % is closed and cannot change', old."id" using errcode = 'check_violation';
 end $$;
-create trigger "review_case_closed" before update or delete on "review_case" for each row when (old."status" = 'closed') execute function "review_case_closed_guard"();
+create trigger "review_case_closed" before update or delete on "review_case"
+  for each row when (old."status" = 'closed') execute function "review_case_closed_guard"();
 `);
   }
 
