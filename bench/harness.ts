@@ -255,7 +255,10 @@ function drive(
   });
 }
 
-/** Drives the target with autocannon, as fast as it answers or at `rate` requests/s; `next` builds each request. Answers of 400 and above count as errors (a 304 is a success). */
+/**
+ * Drives the target with autocannon, as fast as it answers or at `rate` requests/s; `next` builds each
+ * request. Answers of 400 and above count as errors (a 304 is a success).
+ */
 export async function load(
   name: string,
   target: BenchTarget,

@@ -221,7 +221,9 @@ await target.stop();
 const redis = target.clusterSeeds.length > 0 ? `Redis Cluster (${target.watched.redis.length} nodes)` : 'one Redis';
 const postgres = target.replicaUrls.length > 0 ? `Postgres primary + ${target.replicaUrls.length} replica(s)` : 'one Postgres';
 console.log(
-  `layout=${layout}${layout === 'split' ? ` workers=${workers}` : ' (the api column is the one process with both roles)'} ${redis}, ${postgres} connections=${connections}${rate ? ` rate=${rate}/s` : ''} agents=${agentCount} seconds=${seconds} node=${process.version}`,
+  `layout=${layout}${layout === 'split' ? ` workers=${workers}` : ' (the api column is the one process with both roles)'} ` +
+    `${redis}, ${postgres} connections=${connections}${rate ? ` rate=${rate}/s` : ''} agents=${agentCount} ` +
+    `seconds=${seconds} node=${process.version}`,
 );
 report(results);
 reportReadsWhileWriting(results, cache);

@@ -227,16 +227,19 @@ await target.stop();
 const postsCpuWithout = withoutStreams.posts > 0 ? (withoutStreams.apiCpuMs * withStreams.posts) / withoutStreams.posts : 0;
 const apiCpuPerEvent = (withStreams.apiCpuMs - postsCpuWithout) / Math.max(1, delivered);
 console.log(
-  `streams=${streamCount} projects=${projectCount} rate=${rate}/s seconds=${seconds} connections=${connections} node=${process.version} (API and worker in separate processes; this bench client shares the machine's cores)`,
+  `streams=${streamCount} projects=${projectCount} rate=${rate}/s seconds=${seconds} connections=${connections} ` +
+    `node=${process.version} (API and worker in separate processes; this bench client shares the machine's cores)`,
 );
 console.log('| measure | value |');
 console.log('|---|---|');
 console.log(`| streams open | ${streamCount} |`);
 console.log(
-  `| memory per idle stream (API RSS delta over the second ${streamCount / 2} streams, opened in ${steps} steps: each step's) | ${(rssPerStream / 1024).toFixed(1)} KB (${perStreamSteps.map((b) => (b / 1024).toFixed(1)).join(', ')}) |`,
+  `| memory per idle stream (API RSS delta over the second ${streamCount / 2} streams, opened in ${steps} steps: each ` +
+    `step's) | ${(rssPerStream / 1024).toFixed(1)} KB (${perStreamSteps.map((b) => (b / 1024).toFixed(1)).join(', ')}) |`,
 );
 console.log(
-  `| posts at ${rate}/s offered: achieved with streams / without | ${withStreams.postsPerSecond}/s / ${withoutStreams.postsPerSecond}/s (${withStreams.errors + withoutStreams.errors} errors) |`,
+  `| posts at ${rate}/s offered: achieved with streams / without | ${withStreams.postsPerSecond}/s / ` +
+    `${withoutStreams.postsPerSecond}/s (${withStreams.errors + withoutStreams.errors} errors) |`,
 );
 console.log(`| events delivered to clients | ${delivered} (${Math.round(delivered / seconds)}/s) |`);
 console.log(
@@ -244,15 +247,20 @@ console.log(
 );
 console.log(`| of which commit-to-ledger (publishedAt - createdAt) p50 / p99 | ${ledger.p50} / ${ledger.p99} ms |`);
 console.log(
-  `| API CPU at ${rate}/s: with streams / without | ${(withStreams.apiCpuMs / seconds / 10).toFixed(1)}% / ${(withoutStreams.apiCpuMs / seconds / 10).toFixed(1)}% of a core |`,
+  `| API CPU at ${rate}/s: with streams / without | ${(withStreams.apiCpuMs / seconds / 10).toFixed(1)}% / ` +
+    `${(withoutStreams.apiCpuMs / seconds / 10).toFixed(1)}% of a core |`,
 );
 console.log(
-  `| machine busy at ${rate}/s (all ${cpus().length} cores, every process): with streams / without | ${(withStreams.machineBusy * 100).toFixed(0)}% / ${(withoutStreams.machineBusy * 100).toFixed(0)}% |`,
+  `| machine busy at ${rate}/s (all ${cpus().length} cores, every process): with streams / without | ` +
+    `${(withStreams.machineBusy * 100).toFixed(0)}% / ${(withoutStreams.machineBusy * 100).toFixed(0)}% |`,
 );
 console.log(
   `| API CPU per delivered event ((CPU with streams - CPU of as many posts without) / delivered) | ${(apiCpuPerEvent * 1000).toFixed(1)} µs |`,
 );
 console.log(
-  `| posting throughput at full speed: with streams / without | ${maxWithStreams.postsPerSecond}/s / ${maxWithoutStreams.postsPerSecond}/s (${(((maxWithStreams.postsPerSecond - maxWithoutStreams.postsPerSecond) / maxWithoutStreams.postsPerSecond) * 100).toFixed(1)}%) |`,
+  `| posting throughput at full speed: with streams / without | ${maxWithStreams.postsPerSecond}/s / ` +
+    `${maxWithoutStreams.postsPerSecond}/s ` +
+    `(${(((maxWithStreams.postsPerSecond - maxWithoutStreams.postsPerSecond) / maxWithoutStreams.postsPerSecond) * 100).toFixed(1)}%) ` +
+    '|',
 );
 process.exit(0);

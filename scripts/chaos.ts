@@ -171,7 +171,9 @@ async function topology(): Promise<number> {
     const scenario: Scenario = {
       base: t.baseUrl,
       databaseUrl: t.serviceEnv.DATABASE_URL as string,
-      setting: `through HAProxy to 2 APIs, 2 workers, Redis Cluster 3+3, Postgres under Patroni (3 etcd, leader + 2 replicas, synchronous) behind its own HAProxy; logs (Postgres and etcd too) in ${logDir}`,
+      setting:
+        'through HAProxy to 2 APIs, 2 workers, Redis Cluster 3+3, Postgres under Patroni (3 etcd, leader + 2 replicas, ' +
+        `synchronous) behind its own HAProxy; logs (Postgres and etcd too) in ${logDir}`,
       seconds: length,
       clients,
       processes: [...t.apis, ...t.workers],

@@ -148,7 +148,9 @@ function print(rows: Row[], label: string): void {
   for (const r of rows) {
     const tile = r.tile ? ms(r.tile.p50) : '—';
     console.log(
-      `| ${r.size.toLocaleString('en')} | ${pair(r.inclusion)} | ${r.cpu.inclusion.toFixed(2)} | ${pair(r.consistency)} | ${r.cpu.consistency.toFixed(2)} | ${tile} | ${ms(r.prepare.p50)} | ${ms(r.publish.p50)} | ${r.load} |`,
+      `| ${r.size.toLocaleString('en')} | ${pair(r.inclusion)} | ${r.cpu.inclusion.toFixed(2)} | ` +
+        `${pair(r.consistency)} | ${r.cpu.consistency.toFixed(2)} | ${tile} | ${ms(r.prepare.p50)} | ` +
+        `${ms(r.publish.p50)} | ${r.load} |`,
     );
   }
   console.log(`\n${CLIENTS} clients asking for proofs at once for ${LOAD_SECONDS} s, /readyz and /healthz polled beside them (ms)`);
@@ -156,18 +158,23 @@ function print(rows: Row[], label: string): void {
   console.log('|---|---|---|---|---|---|---|---|');
   for (const { size, underLoad: u, cpu } of rows) {
     console.log(
-      `| ${size.toLocaleString('en')} | ${u.proofsPerSecond.toFixed(0)} | ${pair(u.proof)} | ${cpu.underLoad.toFixed(2)} | ${ms(u.readyz.p50)} | ${ms(u.readyz.max)} | ${ms(u.healthz.p50)} | ${ms(u.healthz.max)} |`,
+      `| ${size.toLocaleString('en')} | ${u.proofsPerSecond.toFixed(0)} | ${pair(u.proof)} | ` +
+        `${cpu.underLoad.toFixed(2)} | ${ms(u.readyz.p50)} | ${ms(u.readyz.max)} | ${ms(u.healthz.p50)} | ` +
+        `${ms(u.healthz.max)} |`,
     );
   }
   console.log('\nGrowth (outbox rows in SQL, published by publishPending) and storage');
   console.log(
-    '| leaves | events added | bench’s publications (the worker’s publisher takes some) | insert s | publish s | events/s published | ledger_tree_hash rows | its bytes | ledger_event bytes |',
+    '| leaves | events added | bench’s publications (the worker’s publisher takes some) | insert s | publish s | ' +
+      'events/s published | ledger_tree_hash rows | its bytes | ledger_event bytes |',
   );
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const { size, grow: g, storage: s } of rows) {
     const stored = s ? `${s.rows.toLocaleString('en')} | ${kib(s.bytes)} | ${kib(s.ledgerBytes)}` : '— | — | —';
     console.log(
-      `| ${size.toLocaleString('en')} | ${g.events.toLocaleString('en')} | ${g.publications} | ${g.insertSeconds.toFixed(1)} | ${g.publishSeconds.toFixed(1)} | ${g.publishSeconds > 0 ? (g.events / g.publishSeconds).toFixed(0) : '—'} | ${stored} |`,
+      `| ${size.toLocaleString('en')} | ${g.events.toLocaleString('en')} | ${g.publications} | ` +
+        `${g.insertSeconds.toFixed(1)} | ${g.publishSeconds.toFixed(1)} | ` +
+        `${g.publishSeconds > 0 ? (g.events / g.publishSeconds).toFixed(0) : '—'} | ${stored} |`,
     );
   }
 }
@@ -209,7 +216,8 @@ export async function ledgerGrowth(options: LedgerGrowthOptions = {}): Promise<v
       const actual = await treeSize(orm, projectSlug);
       if (actual !== size) throw new Error(`the tree has ${actual} leaves, not ${size}`);
       console.log(
-        `ledger-growth: ${size} leaves (+${grown.events} in ${grown.publications} publications: insert ${grown.insertSeconds.toFixed(1)} s, publish ${grown.publishSeconds.toFixed(1)} s); load average ${load()}`,
+        `ledger-growth: ${size} leaves (+${grown.events} in ${grown.publications} publications: insert ` +
+          `${grown.insertSeconds.toFixed(1)} s, publish ${grown.publishSeconds.toFixed(1)} s); load average ${load()}`,
       );
       const events = await randomEvents(orm, projectSlug, size, Math.min(size, 2_000));
       const firsts = distinctRandom(1, size, Math.min(size - 1, 2_000));
@@ -253,7 +261,10 @@ export async function ledgerGrowth(options: LedgerGrowthOptions = {}): Promise<v
       };
       rows.push(row);
       console.log(
-        `ledger-growth: ${size}: inclusion ${pair(inclusion)} ms (${inclusion.samples}), consistency ${pair(consistency)} ms (${consistency.samples}), tile ${tile ? ms(tile.p50) : '—'} ms, /readyz under load p50 ${ms(underLoad.readyz.p50)} max ${ms(underLoad.readyz.max)} ms, checkpoint ${ms(row.prepare.p50)} + ${ms(row.publish.p50)} ms; load average ${row.load}`,
+        `ledger-growth: ${size}: inclusion ${pair(inclusion)} ms (${inclusion.samples}), consistency ` +
+          `${pair(consistency)} ms (${consistency.samples}), tile ${tile ? ms(tile.p50) : '—'} ms, /readyz under load ` +
+          `p50 ${ms(underLoad.readyz.p50)} max ${ms(underLoad.readyz.max)} ms, checkpoint ${ms(row.prepare.p50)} + ` +
+          `${ms(row.publish.p50)} ms; load average ${row.load}`,
       );
     }
     print(rows, label);

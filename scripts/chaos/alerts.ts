@@ -139,7 +139,9 @@ export function printAlertTable(quiet: Sighting[], faults: FaultAlerts[], watch:
       ...f.pendingOnly.map((name) => `${name} pending, not fired (fault shorter than its for:)`),
     ].join('; ');
     console.log(
-      `| ${f.fault} | ${f.pages.join(', ') || '-'} | ${f.pendingByJob.join(', ') || '-'} | ${[...f.fired, ...f.stillFiring.map((name) => `${name} (still, since an earlier fault)`)].join(', ') || '-'} | ${finding || '-'} |`,
+      `| ${f.fault} | ${f.pages.join(', ') || '-'} | ${f.pendingByJob.join(', ') || '-'} | ` +
+        `${[...f.fired, ...f.stillFiring.map((name) => `${name} (still, since an earlier fault)`)].join(', ') || '-'} | ` +
+        `${finding || '-'} |`,
     );
   }
 }

@@ -39,7 +39,8 @@ export async function storeFindings(orm: Orm, load: WriteLoad): Promise<StoreFin
     'select count(*)::int as n from (select command_id from outbox_event group by command_id, type, subject_id having count(*) > 1) d',
   );
   const [gaps] = await em.execute<{ n: number }[]>(
-    'select count(*)::int as n from (select event_id, lag(event_id) over (order by event_id) as previous from ledger_event) e where e.event_id <> coalesce(e.previous, 0) + 1',
+    'select count(*)::int as n from (select event_id, lag(event_id) over (order by event_id) as previous from ' +
+      'ledger_event) e where e.event_id <> coalesce(e.previous, 0) + 1',
   );
   let unpublished = -1;
   for (let i = 0; i < 300; i++) {

@@ -208,25 +208,30 @@ function judge(
 
 function printFaultTable({ baseline, bounded, windows }: ReturnType<typeof judge>): void {
   console.log(
-    `steady state, ${WARM_UP_MS} ms in to the first fault: the longest any project went without an acknowledged write was ${baseline.gapMs} ms, the slowest write took ${baseline.latencyMs} ms`,
+    `steady state, ${WARM_UP_MS} ms in to the first fault: the longest any project went without an acknowledged write ` +
+      `was ${baseline.gapMs} ms, the slowest write took ${baseline.latencyMs} ms`,
   );
   console.log(
     `each fault may add its bound to both, + ${JITTER_MS} ms of jitter; a gap or write counts against the window in which it began to stall (docs/faults.md)`,
   );
   console.log(
-    "| window | longest gap (ms) | it began (ms from the window's start) | slowest write (ms) | it was sent (ms from the window's start) | bound (ms) | first write sent after it acknowledged (ms) | ok |",
+    "| window | longest gap (ms) | it began (ms from the window's start) | slowest write (ms) | it was sent (ms from " +
+      "the window's start) | bound (ms) | first write sent after it acknowledged (ms) | ok |",
   );
   console.log('|---|---|---|---|---|---|---|---|');
   for (const w of windows) {
     const { gap, slowest } = w.figures;
     console.log(
-      `| ${w.name} | ${w.figures.gapMs} | ${gap ? gap.startedAt - w.at : '-'} | ${w.figures.latencyMs} | ${slowest ? slowest.sentAt - w.at : '-'} | ${w.bound ?? '-'} | ${w.steady ? '-' : (w.recoveredMs ?? 'never')} | ${w.ok ? 'yes' : 'NO'} |`,
+      `| ${w.name} | ${w.figures.gapMs} | ${gap ? gap.startedAt - w.at : '-'} | ${w.figures.latencyMs} | ` +
+        `${slowest ? slowest.sentAt - w.at : '-'} | ${w.bound ?? '-'} | ${w.steady ? '-' : (w.recoveredMs ?? 'never')} | ` +
+        `${w.ok ? 'yes' : 'NO'} |`,
     );
   }
   const unfit = unfitBaseline(baseline);
   if (bounded && unfit.length > 0)
     console.log(
-      `\nchaos: this run is INVALID as a judge of the bounds: the steady state before the first fault is too slow to count them from (${unfit.join(', ')}): a machine this loaded would hide a fault's stall in it`,
+      '\nchaos: this run is INVALID as a judge of the bounds: the steady state before the first fault is too slow to ' +
+        `count them from (${unfit.join(', ')}): a machine this loaded would hide a fault's stall in it`,
     );
 }
 

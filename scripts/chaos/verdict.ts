@@ -77,7 +77,9 @@ export function verdict(checks: readonly Check[], mode: BoundsMode): { lines: st
   let closing: string;
   if (failing.length > 0) closing = `chaos: FAILED: ${failing.map((check) => check.name).join('; ')}`;
   else if (unenforced.length > 0)
-    closing = `chaos: the enforced checks hold; ${unenforced.length} bound and alert checks were not enforced (CHAOS_BOUNDS=report), ${unenforced.filter((check) => !check.ok).length} of them failing`;
+    closing =
+      `chaos: the enforced checks hold; ${unenforced.length} bound and alert checks were not enforced ` +
+      `(CHAOS_BOUNDS=report), ${unenforced.filter((check) => !check.ok).length} of them failing`;
   else closing = 'chaos: every check holds';
   return { lines: [...table, '', closing], passed: failing.length === 0 };
 }

@@ -53,7 +53,9 @@ export async function startStreamingPair(): Promise<StreamingPair> {
   const data = { primary: join(dir, 'primary'), replica: join(dir, 'replica') };
   const start = (which: 'primary' | 'replica') => {
     // fsync off: throwaway clusters on a machine other tests share.
-    const options = `-p ${ports[which]} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c wal_level=replica -c shared_preload_libraries=pg_stat_statements`;
+    const options =
+      `-p ${ports[which]} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c wal_level=replica -c ` +
+      'shared_preload_libraries=pg_stat_statements';
     return asOwner('pg_ctl', ['-D', data[which], '-l', join(dir, `${which}.log`), '-o', options, '-w', 'start']);
   };
   const stop = (which: 'primary' | 'replica', mode: 'fast' | 'immediate' = 'fast') =>

@@ -216,7 +216,8 @@ async function run(): Promise<void> {
       };
       for await (const event of agora.events(query, { signal: controller.signal, intervalMs: 1000 })) {
         print(
-          `${event.eventId} ${event.type} ${event.projectSlug ?? '-'}${event.topicSlug ? `/${event.topicSlug}` : ''} ${event.actor ?? '-'} ${event.subjectId ?? ''}`,
+          `${event.eventId} ${event.type} ${event.projectSlug ?? '-'}${event.topicSlug ? `/${event.topicSlug}` : ''} ` +
+            `${event.actor ?? '-'} ${event.subjectId ?? ''}`,
           event,
         );
       }
@@ -291,7 +292,9 @@ async function run(): Promise<void> {
       const result = await load(plan, { reportDir: flags.report, worldFile: flags.world, log: (line) => console.error(line) });
       const r = result.responseTime;
       print(
-        `${result.totals.ok}/${result.totals.arrivals} ok, ${result.totals.rateLimited} rate limited, ${result.totals.errors} errors, ${result.totals.dropped} dropped; p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms; report in ${flags.report}/report.html`,
+        `${result.totals.ok}/${result.totals.arrivals} ok, ${result.totals.rateLimited} rate limited, ` +
+          `${result.totals.errors} errors, ${result.totals.dropped} dropped; p50 ${r.p50} ms, p99 ${r.p99} ms, max ` +
+          `${r.max} ms; report in ${flags.report}/report.html`,
         result,
       );
       return;

@@ -80,7 +80,8 @@ async function seed(client: Client): Promise<void> {
     insert into agent select (jsonb_populate_record(null::agent, to_jsonb(a) || jsonb_build_object(
         'id', a.id || '-' || g, 'handle', left(a.handle, 24) || '-' || g, 'public_key', left(a.public_key, 56) || '-' || g))).*
       from agent a, generate_series(1, ${copies}) g;
-    insert into follow select (jsonb_populate_record(null::follow, to_jsonb(f) || jsonb_build_object('id', f.id || '-' || g, 'agent_id', f.agent_id || '-' || g))).*
+    insert into follow select (jsonb_populate_record(null::follow, to_jsonb(f) || jsonb_build_object(
+        'id', f.id || '-' || g, 'agent_id', f.agent_id || '-' || g))).*
       from follow f, generate_series(1, ${copies}) g;
     insert into post select (jsonb_populate_record(null::post, to_jsonb(p) || jsonb_build_object(
         'id', p.id || '-' || g, 'root_post_id', p.root_post_id || '-' || g, 'parent_post_id', p.parent_post_id || '-' || g))).*
@@ -89,16 +90,19 @@ async function seed(client: Client): Promise<void> {
       from post p, generate_series(1, ${copies}) g where p.root_post_id = '${rootPostId}' and p.id <> p.root_post_id;
     insert into vote select (jsonb_populate_record(null::vote, to_jsonb(v) || jsonb_build_object('id', v.id || '-' || g, 'post_id', v.post_id || '-' || g))).*
       from vote v, generate_series(1, ${copies}) g;
-    insert into vote select (jsonb_populate_record(null::vote, to_jsonb(v) || jsonb_build_object('id', v.id || '-a' || g, 'agent_id', v.agent_id || '-' || g))).*
+    insert into vote select (jsonb_populate_record(null::vote, to_jsonb(v) || jsonb_build_object(
+        'id', v.id || '-a' || g, 'agent_id', v.agent_id || '-' || g))).*
       from vote v, generate_series(1, ${copies}) g where v.post_id = '${rootPostId}';
     insert into flag select (jsonb_populate_record(null::flag, to_jsonb(f) || jsonb_build_object('id', f.id || '-' || g, 'post_id', f.post_id || '-' || g))).*
       from flag f, generate_series(1, ${copies}) g;
-    insert into flag select (jsonb_populate_record(null::flag, to_jsonb(f) || jsonb_build_object('id', f.id || '-a' || g, 'reporter_id', f.reporter_id || '-' || g))).*
+    insert into flag select (jsonb_populate_record(null::flag, to_jsonb(f) || jsonb_build_object(
+        'id', f.id || '-a' || g, 'reporter_id', f.reporter_id || '-' || g))).*
       from flag f, generate_series(1, ${copies}) g where f.post_id = '${rootPostId}';
     insert into ledger_event select (jsonb_populate_record(null::ledger_event, to_jsonb(e) || jsonb_build_object(
         'event_id', e.event_id + g * 100000, 'outbox_id', e.outbox_id + g * 100000, 'leaf_index', e.leaf_index + g * 100000))).*
       from ledger_event e, generate_series(1, ${copies}) g;
-    insert into relay_case select (jsonb_populate_record(null::relay_case, to_jsonb(c) || jsonb_build_object('reference', left(c.reference, 24) || g, 'created_at', c.created_at - make_interval(secs => g)))).*
+    insert into relay_case select (jsonb_populate_record(null::relay_case, to_jsonb(c) || jsonb_build_object(
+        'reference', left(c.reference, 24) || g, 'created_at', c.created_at - make_interval(secs => g)))).*
       from relay_case c, generate_series(1, ${copies}) g;
     analyze;`);
 }

@@ -187,7 +187,8 @@ describe('reads on a streaming replica', () => {
       Number(
         await pair.sql(
           'primary',
-          `select coalesce(sum(calls), 0) from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database()) and query like '%${fragment}%'`,
+          'select coalesce(sum(calls), 0) from pg_stat_statements where dbid = (select oid from pg_database where ' +
+            `datname = current_database()) and query like '%${fragment}%'`,
           DATABASE,
         ),
       );

@@ -228,10 +228,14 @@ async function runBatches(cases: [string, Buffer | string][]): Promise<string[]>
 }
 
 describe('raw HTTP fuzz', () => {
-  it(`answers each of the ${Object.keys(corpus).length} malformed requests of the corpus with a contract body or a clean close, and keeps serving`, async () => {
-    expect(Object.keys(corpus).length).toBeGreaterThanOrEqual(40);
-    expect(await runBatches(Object.entries(corpus))).toEqual([]);
-  });
+  it(
+    `answers each of the ${Object.keys(corpus).length} malformed requests of the corpus with a contract body or a clean ` +
+      'close, and keeps serving',
+    async () => {
+      expect(Object.keys(corpus).length).toBeGreaterThanOrEqual(40);
+      expect(await runBatches(Object.entries(corpus))).toEqual([]);
+    },
+  );
 
   it(`answers ${MUTATED_CASES} seeded mutations (seed ${SEED}) of valid requests with a contract body or a clean close, and keeps serving`, async () => {
     const random = prng(SEED);

@@ -77,7 +77,8 @@ describe('what the request log never holds', () => {
     );
     expect(opened.status).toBe(200);
     expect(await urlLoggedFor('case-open')).toBe(
-      `${casesPath}?action=create&kind=[REDACTED]&urgency=[REDACTED]&summary=[REDACTED]&detail=[REDACTED]&safetyAcknowledged=[REDACTED]&access_token=[REDACTED]`,
+      `${casesPath}?action=create&kind=[REDACTED]&urgency=[REDACTED]&summary=[REDACTED]&detail=[REDACTED]` +
+        '&safetyAcknowledged=[REDACTED]&access_token=[REDACTED]',
     );
     const listed = await t.client.get(casesPath, { access_token: agent.token, view: 'full' }, traced('case-list'));
     expect(JSON.stringify(listed.body)).toContain(marker);

@@ -23,7 +23,8 @@ describe('ledger leaves', () => {
 
   it('serialises an event as canonical JSON: sorted keys, no whitespace', () => {
     expect(eventLeaf(event)).toBe(
-      '{"actor":"ag_1","createdAt":"2026-09-11T12:00:00.000Z","data":{"n":1,"title":"Grüße"},"eventId":"42","projectSlug":"garden","subjectId":"pst_1","topicSlug":"soil","type":"post.created"}',
+      '{"actor":"ag_1","createdAt":"2026-09-11T12:00:00.000Z","data":{"n":1,"title":"Grüße"},"eventId":"42",' +
+        '"projectSlug":"garden","subjectId":"pst_1","topicSlug":"soil","type":"post.created"}',
     );
   });
 

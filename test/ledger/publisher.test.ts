@@ -18,7 +18,8 @@ afterAll(async () => {
 /** An outbox row as a command writes it, in a transaction the test controls. */
 async function insertOutbox(em: ReturnType<Orm['em']['fork']>, projectSlug: string, n: number): Promise<string> {
   const [row] = await em.execute<{ id: string }[]>(
-    `insert into outbox_event (type, project_slug, actor, data, command_id, created_at) values ('project.updated', ?, 'tester', ?, 'direct', now()) returning id::text as id`,
+    `insert into outbox_event (type, project_slug, actor, data, command_id, created_at) values ('project.updated', ?, ` +
+      `'tester', ?, 'direct', now()) returning id::text as id`,
     [projectSlug, JSON.stringify({ n })],
   );
   return row!.id;

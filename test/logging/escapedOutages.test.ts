@@ -39,7 +39,9 @@ describe('a role process whose engine error escapes every handler', () => {
   it('logs a real ioredis connection error nobody awaited and carries on', async () => {
     const port = await freePort();
     // A real rejection from ioredis: a command to a Redis that is not there, without retries.
-    const rejection = `{ const redis = new Redis(${port}, { maxRetriesPerRequest: 0, retryStrategy: () => null }); redis.on('error', () => {}); return redis.get('x').catch((error) => error); }`;
+    const rejection =
+      `{ const redis = new Redis(${port}, { maxRetriesPerRequest: 0, retryStrategy: () => null }); ` +
+      "redis.on('error', () => {}); return redis.get('x').catch((error) => error); }";
     const { code, lines, output } = await escapeInAProcess(rejection);
     expect(code, output).toBe(0);
     // pino writes its line asynchronously (sonic-boom) and console.log synchronously: either may reach the pipe first.

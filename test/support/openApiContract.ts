@@ -58,7 +58,9 @@ export async function checkResponse(base: string, method: string, url: string, s
   }
   if (validate && !validate(body)) {
     throw new ContractViolation(
-      `${method} ${url} ${status} does not match openapi.json: ${ajv.errorsText(validate.errors, { separator: '; ' }).slice(0, 1500)}\nbody: ${JSON.stringify(body).slice(0, 1500)}`,
+      `${method} ${url} ${status} does not match openapi.json: ` +
+        `${ajv.errorsText(validate.errors, { separator: '; ' }).slice(0, 1500)}\nbody: ` +
+        `${JSON.stringify(body).slice(0, 1500)}`,
     );
   }
 }

@@ -38,13 +38,17 @@ async function tripsOfBatch(commands: Command[]): Promise<string[]> {
 }
 
 describe('round trips of a set-based batch', () => {
-  it('takes three round trips for a batch of posts, its publication included: begin with the locks and reads, the writes with the ledger claim, the ledger rows with commit', async () => {
-    const trips = await tripsOfBatch([post(), post(), post()]);
-    expect(trips).toHaveLength(3);
-    expect(trips[0]).toMatch(/^begin;\n.*pg_advisory_xact_lock\(hashtext/s);
-    expect(trips[1]).toContain('pg_advisory_xact_lock($1, $2)');
-    expect(trips[2]).toMatch(/insert into "ledger_event".*;\ncommit$/s);
-  });
+  it(
+    'takes three round trips for a batch of posts, its publication included: begin with the locks and reads, the writes ' +
+      'with the ledger claim, the ledger rows with commit',
+    async () => {
+      const trips = await tripsOfBatch([post(), post(), post()]);
+      expect(trips).toHaveLength(3);
+      expect(trips[0]).toMatch(/^begin;\n.*pg_advisory_xact_lock\(hashtext/s);
+      expect(trips[1]).toContain('pg_advisory_xact_lock($1, $2)');
+      expect(trips[2]).toMatch(/insert into "ledger_event".*;\ncommit$/s);
+    },
+  );
 
   it('takes two round trips for a batch that emits no event, its last writes travelling with commit', async () => {
     const trips = await tripsOfBatch([post({ topicSlug: 'no-such-topic' }), post({ topicSlug: 'no-such-topic' })]);

@@ -116,7 +116,8 @@ afterAll(async () => {
 
 describe('with the default settings, a worker that stops working mid-batch', () => {
   // How soon is the chaos suite's to measure (its killed-worker gap against the 2 s bound): a timed assertion here would only measure the machine.
-  it('is killed (SIGKILL mid-transaction), and every write it held is applied once and answered by the other worker in a fraction of the old 30 s lock', async () => {
+  it('is killed (SIGKILL mid-transaction), and every write it held is applied once and answered by the other worker in a ' +
+    'fraction of the old 30 s lock', async () => {
     spawnWorker();
     const armed = spawnWorker({ failpoint: 'batch-mid-transaction', signal: 'SIGKILL' });
     await until(async () => (await workersListening(t.redis, t.settings, t.settings.partitions)) >= 2, 30_000, 'both workers to listen');
@@ -133,7 +134,8 @@ describe('with the default settings, a worker that stops working mid-batch', () 
     await stopWorkersWhenIdle();
   }, 120_000);
 
-  it('is frozen for 10 s after its commit, its job is answered by the other worker while it is still frozen, and once it wakes it answers nothing again', async () => {
+  it('is frozen for 10 s after its commit, its job is answered by the other worker while it is still frozen, and once it ' +
+    'wakes it answers nothing again', async () => {
     repliesPublished.clear();
     spawnWorker();
     const armed = spawnWorker({ failpoint: 'batch-committed-before-reply', signal: 'SIGSTOP' });

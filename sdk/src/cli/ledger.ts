@@ -17,7 +17,9 @@ export async function verifyCommand(target: VerifyTarget, print: Print): Promise
     'file' in target
       ? await verifyExport(JSON.parse(await readFile(target.file, 'utf8')) as LedgerExport)
       : await verifyProject(target.url, target.projectSlug);
-  const summary = `${report.projectSlug}: ${report.events} events, root ${report.rootHash}; ${report.checkpoints} checkpoints in ${report.chains} chain(s); ${report.profiles} signed profile revision(s)`;
+  const summary =
+    `${report.projectSlug}: ${report.events} events, root ${report.rootHash}; ${report.checkpoints} checkpoints in ` +
+    `${report.chains} chain(s); ${report.profiles} signed profile revision(s)`;
   print(
     [
       summary,
@@ -37,7 +39,8 @@ export async function exportCommand(url: string, projectSlug: string, out: strin
   await writeFile(path, `${JSON.stringify(file, null, 1)}\n`);
   const tiles = Object.keys(file.tiles.tiles).length;
   print(
-    `${path}: ${file.events.length} events, ${file.checkpoints.length} checkpoints, ${file.profiles.length} profile revisions, ${Object.keys(file.keys).length} keys, ${tiles} tiles`,
+    `${path}: ${file.events.length} events, ${file.checkpoints.length} checkpoints, ${file.profiles.length} profile ` +
+      `revisions, ${Object.keys(file.keys).length} keys, ${tiles} tiles`,
     { file: path, events: file.events.length, checkpoints: file.checkpoints.length, tiles },
   );
 }

@@ -25,7 +25,8 @@ export async function load(
   );
   const { result, writes } = await runLoad(plan, world, (s, inFlight) =>
     options.log(
-      `${String(s.t).padStart(4)}s  ${String(s.completed).padStart(5)}/s  ok ${s.ok}  429 ${s.rateLimited}  errors ${s.errors + s.dropped}  p50 ${s.p50} ms  p99 ${s.p99} ms  in flight ${inFlight}`,
+      `${String(s.t).padStart(4)}s  ${String(s.completed).padStart(5)}/s  ok ${s.ok}  429 ${s.rateLimited}  errors ` +
+        `${s.errors + s.dropped}  p50 ${s.p50} ms  p99 ${s.p99} ms  in flight ${inFlight}`,
     ),
   );
   await mkdir(options.reportDir, { recursive: true });

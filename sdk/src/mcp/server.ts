@@ -40,7 +40,8 @@ function registerTool(options: McpOptions, become: (agora: Agora) => void): Tool
   return {
     name: 'register',
     description:
-      'Register this agent (or resume it: same handle, same key) and keep the token for every later call. The key pair stays on this machine; this server signs the challenge.',
+      'Register this agent (or resume it: same handle, same key) and keep the token for every later call. The key pair ' +
+      'stays on this machine; this server signs the challenge.',
     inputSchema: {
       type: 'object',
       properties: {

@@ -33,7 +33,10 @@ export interface OpenApiDocument {
   paths: Record<string, Record<string, Operation>>;
 }
 
-/** Flows that need the agent's signature over a server challenge: `register` does registration; key rotation needs a second key, which the SDK and CLI handle. */
+/**
+ * Flows that need the agent's signature over a server challenge: `register` does registration; key
+ * rotation needs a second key, which the SDK and CLI handle.
+ */
 const flows = new Set(['post_challenge', 'post_register', 'post_keyRotation']);
 /** What every request may carry and the SDK fills in itself. */
 const transportFields = new Set(['action', 'request_id', 'access_token']);

@@ -236,7 +236,8 @@ describe('checkpoint publish during a key rotation', () => {
     const em = t.orm.em.fork();
     while (!stop()) {
       const [row] = await em.execute<{ n: number }[]>(
-        `select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and objsubid = 1 and objid::text::bigint = (hashtext(?)::bigint & 4294967295)`,
+        `select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and objsubid = 1 and ` +
+          'objid::text::bigint = (hashtext(?)::bigint & 4294967295)',
         [partition],
       );
       if ((row?.n ?? 0) > 0) return;

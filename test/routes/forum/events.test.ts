@@ -180,7 +180,8 @@ describe('conditional event polling', () => {
     await t.orm.em
       .fork()
       .execute(
-        `insert into outbox_event (type, project_slug, actor, data, command_id, created_at) values ('project.updated', ?, 'someone', '{"n":1}', 'direct', now())`,
+        `insert into outbox_event (type, project_slug, actor, data, command_id, created_at) values ('project.updated', ` +
+          `?, 'someone', '{"n":1}', 'direct', now())`,
         [projectSlug],
       );
     const reply = await events({ projectSlug, view: 'full' }, undefined, { 'if-none-match': before.headers.get('etag')! });

@@ -140,7 +140,8 @@ describe('a revoked token’s streams', () => {
     try {
       await rotateKey(a.client, keeping);
       await rotateKey(a.client, revoking, { revokeTokens: 'true' });
-      // The kept token's credential changed too, announced alike and checked first: by the time the later revocation ends its stream, the kept one was left open.
+      // The kept token's credential changed too, announced alike and checked first: by the time the later
+      // revocation ends its stream, the kept one was left open.
       await revokedStream.closedByServer(5000);
       expect(keptStream.ended).toBe(false);
     } finally {
