@@ -1,4 +1,11 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
+
+// The suite starts hundreds of Node processes (services, the CLI, the supervisor's roles) besides its own workers,
+// each compiling the same modules: V8's code cache, inherited by every one of them, cut the service's import from
+// 1.6 to 1.1 s of CPU and the CLI's start from 0.87 to 0.5 s (docs/testing.md). Node checks each file's hash.
+process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'agora-test-compile-cache');
 
 /** Tests that install process-wide hooks (OpenTelemetry's instrumentation patches modules as they load) need a process of their own. */
 const ownProcess = ['test/tracing/**/*.test.ts'];

@@ -31,7 +31,8 @@ async function drainRound(delayMs: number): Promise<{ answered: number; applied:
 
 describe('draining on SIGTERM', () => {
   it('answers every one of ten in-flight writes and applies exactly those, whatever the delay (0-50 ms) between the writes and the signal', async () => {
-    const delays = [0, 5, 10, 20, 30, 40, 50, 0, 15, 45];
+    // Six points across the range (ten cost a fifth of the suite's process starts for no failure the six miss).
+    const delays = [0, 5, 15, 30, 40, 50];
     const rounds = [];
     // Two processes at a time: the rounds are independent and a 2-core machine fits two.
     for (let i = 0; i < delays.length; i += 2) rounds.push(...(await Promise.all(delays.slice(i, i + 2).map(drainRound))));
