@@ -17,7 +17,7 @@ import { ReplyListener } from '../pipeline/replies.ts';
 import { findResult } from '../pipeline/results.ts';
 import { closeRedis, connectRedis, queueConnection, queuePrefix, redisReady } from '../redis.ts';
 import { discoveryDocument } from '../routes/forum/discovery.ts';
-import { forumEndpoints, forumOpenApi } from '../routes/forum/index.ts';
+import { forumDocumentPaths, forumEndpoints, forumOpenApi } from '../routes/forum/index.ts';
 import { registerRelay } from '../routes/relay/index.ts';
 import { AdmissionStore } from '../store/admission.ts';
 import { Announcements } from '../store/announcements.ts';
@@ -39,8 +39,12 @@ function registerApi(server: Server, ctx: ApiContext): void {
   registerEndpoints(server, ctx, forumEndpoints(ctx.settings));
   // Built on first request: generating it takes a few hundred milliseconds that no start should wait for.
   let openapi: Record<string, unknown> | null = null;
-  server.route({ method: 'GET', path: '/api/forum', handler: (request) => envelope(request.path, true, discoveryDocument(ctx.settings)) });
-  server.route({ method: 'GET', path: '/api/forum/openapi.json', handler: () => (openapi ??= forumOpenApi(ctx.settings)) });
+  server.route({
+    method: 'GET',
+    path: forumDocumentPaths.discovery,
+    handler: (request) => envelope(request.path, true, discoveryDocument(ctx.settings)),
+  });
+  server.route({ method: 'GET', path: forumDocumentPaths.openapi, handler: () => (openapi ??= forumOpenApi(ctx.settings)) });
   registerRelay(server, ctx);
 }
 
