@@ -55,8 +55,12 @@ export class WriteLoad {
   private readonly started = Date.now();
   private serial = 0;
 
-  constructor(base: string) {
+  /** Keeps its retry keys apart from another load's in the same process (the warm-up's). */
+  private readonly name: string;
+
+  constructor(base: string, name = 'load') {
     this.base = base;
+    this.name = name;
   }
 
   now(): number {
@@ -70,7 +74,7 @@ export class WriteLoad {
     path: string,
     fields: Record<string, unknown>,
   ): Promise<Record<string, unknown> | null> {
-    const key = `chaos-${process.pid}-${++this.serial}`;
+    const key = `chaos-${process.pid}-${this.name}-${++this.serial}`;
     const sentAt = this.now();
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {

@@ -55,6 +55,12 @@ export interface Scenario {
   seconds: number;
   clients: number;
   faults: Fault[];
+  /**
+   * Seconds of the same load before the timed one, then as long again idle, neither judged nor watched for alerts:
+   * a cold topology's first writes (connections, JIT, Postgres's caches) took 1.8-2.5 s and raised
+   * AgoraApplyLatencyHigh in the quiet stretch, which then judged the start-up, not the steady state.
+   */
+  warmUpSeconds?: number;
   /** The service's processes, whose output is searched for unhandled Redis error events. */
   processes: ServiceProcess[];
   /** The service's Redis and key prefix, where its failed jobs are counted. */
@@ -93,7 +99,6 @@ export const restartAfter = (service: ServiceProcess, ms: number) => async () =>
 export async function runScenario(scenario: Scenario): Promise<number> {
   const { base, seconds, clients } = scenario;
   const watch = scenario.prometheusUrl ? new AlertWatch(scenario.prometheusUrl) : null;
-  watch?.start();
   const client = new Client(base);
   const agents: LoadAgent[] = [];
   for (let i = 0; i < clients; i++) {
@@ -107,6 +112,12 @@ export async function runScenario(scenario: Scenario): Promise<number> {
     topics.push({ projectSlug, topicSlug });
   }
 
+  if (scenario.warmUpSeconds) {
+    const warmUp = new WriteLoad(base, 'warm-up');
+    await Promise.all(agents.map((agent) => warmUp.run(agent, topics, (scenario.warmUpSeconds as number) * 1000)));
+    await pause(scenario.warmUpSeconds * 1000);
+  }
+  watch?.start();
   const load = new WriteLoad(base);
   const span = seconds * 1000;
   const faults = scenario.faults.map((f) => ({ ...f, at: f.at * span }));
