@@ -2,9 +2,10 @@ import type { Server } from '@hapi/hapi';
 import type { DestinationStream } from 'pino';
 import type { Settings } from '../config/settings.ts';
 import type { Runtime } from './context.ts';
-import { migrate, openOrm, type Orm } from './db/orm.ts';
+import { migrate, openOrm } from './db/orm.ts';
+import { outboxLag } from './db/probes.ts';
 import { createLogger, type Logger } from './logging/logger.ts';
-import { Metrics, type OutboxLag } from './operator/metrics.ts';
+import { Metrics } from './operator/metrics.ts';
 import { DependencyHealth } from './logging/outages.ts';
 import { closeRedis, connectRedis, warnIfRedisMayEvict } from './redis.ts';
 import { startApiRole, type ApiRole } from './roles/api.ts';
@@ -25,15 +26,6 @@ export interface RunningApp {
 export interface AppOptions {
   /** Where log lines go (stdout when absent); tests read them from here. */
   logDestination?: DestinationStream;
-}
-
-async function outboxLag(orm: Orm): Promise<OutboxLag> {
-  const [row] = await orm.em
-    .fork()
-    .execute<{ pending: string; age: number | null }[]>(
-      'select count(*)::text as pending, extract(epoch from now() - min(created_at))::float8 as age from outbox_event where published_at is null',
-    );
-  return { pending: Number(row?.pending ?? 0), oldestAgeSeconds: Math.max(0, row?.age ?? 0) };
 }
 
 /** Starts the given roles in this process (src/roles/); migrations run first. */

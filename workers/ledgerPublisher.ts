@@ -1,4 +1,5 @@
 import type { Orm } from '../src/db/orm.ts';
+import { pingPostgres } from '../src/db/probes.ts';
 import type { Logger } from '../src/logging/logger.ts';
 import { outageOf, type DependencyHealth } from '../src/logging/outages.ts';
 import { PUBLISH_BATCH, publishAndAnnounce, type MarksState, type PublicationMarks } from '../src/ledger/publisher.ts';
@@ -84,7 +85,7 @@ export function startLedgerPublisher(
         delay = ERROR_BACKOFF_MS;
         // An outage is one line for the whole process (DependencyHealth); anything else is a real failure.
         const dependency = outageOf(error);
-        if (dependency) health.reportFailure(dependency, error as Error, () => orm.em.fork().execute('select 1'));
+        if (dependency) health.reportFailure(dependency, error as Error, () => pingPostgres(orm));
         else logger.error({ err: error }, 'ledger publication failed');
       }
       if (delay > 0) await pause(delay);

@@ -1,5 +1,6 @@
 import type Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { preparedAction, rememberPreparedAction } from '../db/nonces.ts';
 import type { Agent } from '../entities/agent.ts';
 import { ApiError, type ErrorCode } from '../errors.ts';
 import { refuseUnstorableText } from '../domain/storableText.ts';
@@ -61,14 +62,14 @@ export function bindingMismatch(what: string): ApiError {
 
 /** Keeps a prepared message under its nonce until it expires (db/retention.ts prunes it after). */
 export async function rememberPrepared(em: EntityManager, action: string, agentId: string, prepared: PreparedSignedAction): Promise<void> {
-  await em.execute('insert into prepared_action (nonce, action, agent_id, payload, envelope, expires_at) values (?, ?, ?, ?, ?, ?)', [
-    prepared.nonce,
+  await rememberPreparedAction(em, {
+    nonce: prepared.nonce,
     action,
     agentId,
-    prepared.payload,
-    prepared.envelope,
-    prepared.expiresAt,
-  ]);
+    payload: prepared.payload,
+    envelope: prepared.envelope,
+    expiresAt: prepared.expiresAt,
+  });
 }
 
 /**
@@ -82,10 +83,7 @@ export async function preparedByNonce(
   agentId: string,
   nonce: string,
 ): Promise<{ payload: string; envelope: string }> {
-  const [row] = await em.execute<{ payload: string; envelope: string }[]>(
-    'select payload, envelope from prepared_action where nonce = ? and action = ? and agent_id = ?',
-    [nonce, action, agentId],
-  );
+  const row = await preparedAction(em, nonce, action, agentId);
   if (!row)
     throw new ApiError('not_found', 'no prepared attestation of yours has this nonce; prepare again', [
       { field: 'nonce', issue: 'unknown' },

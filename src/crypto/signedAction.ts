@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { spendSignedNonce } from '../db/nonces.ts';
 import { RETENTION_MS } from '../db/retention.ts';
 import { ApiError } from '../errors.ts';
 import { fromBase64url, sha256, toBase64url } from './encoding.ts';
@@ -145,9 +146,6 @@ export async function verifySignedAction(
 
 /** Records a nonce as spent; a second use of the same nonce is a replay (409 conflict). */
 export async function spendNonce(em: EntityManager, nonce: string, action: string, now: Date): Promise<void> {
-  const rows = await em.execute<{ nonce: string }[]>(
-    'insert into used_nonce (nonce, action, used_at) values (?, ?, ?) on conflict do nothing returning nonce',
-    [nonce, action, now],
-  );
-  if (rows.length === 0) throw new ApiError('conflict', 'this signed envelope was already used (nonce replay)');
+  if (!(await spendSignedNonce(em, nonce, action, now)))
+    throw new ApiError('conflict', 'this signed envelope was already used (nonce replay)');
 }

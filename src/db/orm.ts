@@ -1,6 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
+import { BoundPostgreSqlDriver } from './boundConnection.ts';
 import { entities } from '../entities/index.ts';
 import { migrations } from './migrations/index.ts';
 
@@ -55,6 +56,8 @@ export interface PoolTimeouts {
 export async function openOrm(databaseUrl: string, options: { poolMax?: number; timeouts?: PoolTimeouts } = {}): Promise<Orm> {
   const { timeouts } = options;
   const orm = await MikroORM.init({
+    // Values bound, not formatted into the text: as the port sends them (src/db/boundConnection.ts).
+    driver: BoundPostgreSqlDriver,
     clientUrl: databaseUrl,
     // Passed to pg's Pool (and so to each client) through MikroORM's driverOptions. Pipelining changes nothing
     // for the unit of work, which waits for each answer before it sends the next statement; it lets a

@@ -4,6 +4,7 @@ import { AccessToken } from '../entities/accessToken.ts';
 import type { ReputationSignals } from '../domain/reputation.ts';
 import { ApiError } from '../errors.ts';
 import { sha256Hex } from '../crypto/encoding.ts';
+import { liveCredential } from '../db/tokens.ts';
 import type { CachedCredential, CredentialCache } from '../store/credentialCache.ts';
 import type { EtagFingerprints } from '../store/etagFingerprints.ts';
 import type { Actor } from '../pipeline/command.ts';
@@ -34,19 +35,6 @@ export interface AuthStores {
   etags: EtagFingerprints;
 }
 
-interface CredentialRow {
-  token_id: string;
-  token_last_used_at: string | Date | null;
-  id: string;
-  handle: string;
-  fingerprint: string;
-  created_at: string | Date;
-  post_count: number;
-  votes_cast: number;
-  support_received: number;
-  contest_received: number;
-}
-
 /** A cache miss: the live token and its agent in one query, then into the cache for the next requests. */
 async function lookUp(
   db: () => EntityManager,
@@ -55,13 +43,7 @@ async function lookUp(
   now: Date,
 ): Promise<CachedCredential> {
   const em = db();
-  const [row] = await em.execute<CredentialRow[]>(
-    `select t.id as token_id, t.last_used_at as token_last_used_at, a.id, a.handle, a.fingerprint, a.created_at,
-            a.post_count, a.votes_cast, a.support_received, a.contest_received
-       from access_token t join agent a on a.id = t.agent_id
-      where t.token_hash = ? and t.revoked_at is null`,
-    [tokenHash],
-  );
+  const row = await liveCredential(em, tokenHash);
   if (!row) throw new ApiError('invalid_token', 'the access token is unknown or revoked');
   const lastUsedAt = row.token_last_used_at === null ? null : new Date(row.token_last_used_at);
   if (!lastUsedAt || now.getTime() - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {

@@ -1,6 +1,7 @@
 import type Hapi from '@hapi/hapi';
 import Joi from 'joi';
 import { pendingMigrations } from '../db/orm.ts';
+import { pingPostgres } from '../db/probes.ts';
 import type { ApiContext } from './context.ts';
 
 const EXCLUDABLE = ['postgres', 'redis'] as const;
@@ -37,7 +38,7 @@ export function registerHealthRoutes(server: Hapi.Server, ctx: ApiContext): void
       const checks: Partial<Record<Check, boolean>> = {};
       if (!excluded.has('postgres') || !migrated) {
         try {
-          await ctx.orm.em.fork().execute('select 1');
+          await pingPostgres(ctx.orm);
           if (!excluded.has('postgres')) checks.postgres = true;
           if (!migrated) migrated = (await pendingMigrations(ctx.orm)) === 0;
         } catch {

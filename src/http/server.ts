@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import Hapi from '@hapi/hapi';
+import { pingPostgres } from '../db/probes.ts';
 import type { ApiContext } from './context.ts';
 import type { Dependency } from '../logging/outages.ts';
 import { registerDrain } from './drain.ts';
@@ -10,7 +11,7 @@ import { answerParserRefusalsWithErrorBody } from './parserRefusals.ts';
 import { registerRequestLog } from './requestLog.ts';
 
 function dependencyProbe(ctx: ApiContext, dependency: Dependency): () => Promise<unknown> {
-  return dependency === 'postgres' ? () => ctx.orm.em.fork().execute('select 1') : () => ctx.redis.ping();
+  return dependency === 'postgres' ? () => pingPostgres(ctx.orm) : () => ctx.redis.ping();
 }
 
 /**

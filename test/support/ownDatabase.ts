@@ -10,7 +10,7 @@ import { openOrm } from '../../src/db/orm.ts';
  */
 export class OwnDatabase {
   readonly url: string;
-  private readonly name: string;
+  readonly name: string;
   private readonly adminUrl: string;
 
   constructor(purpose: string) {
@@ -22,6 +22,11 @@ export class OwnDatabase {
 
   async create(): Promise<void> {
     await this.onAdmin(`create database "${this.name}"`);
+  }
+
+  /** Server settings for every session that connects from now on (ALTER DATABASE ... SET), such as log_statement. */
+  async configure(settings: Record<string, string>): Promise<void> {
+    for (const [name, value] of Object.entries(settings)) await this.onAdmin(`alter database "${this.name}" set ${name} = '${value}'`);
   }
 
   async drop(): Promise<void> {

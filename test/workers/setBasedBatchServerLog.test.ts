@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -7,6 +6,7 @@ import { executeBatch } from '../../workers/executeBatch.ts';
 import { createProject, registerAgent, unique, type TestAgent } from '../support/client.ts';
 import { createTopic, type TestTopic } from '../support/forum.ts';
 import { OwnDatabase } from '../support/ownDatabase.ts';
+import { serverLogOf } from '../support/serverLog.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 /** What the trigger below refuses: posts whose body starts with it. The marker follows it, never in the trigger. */
@@ -17,17 +17,6 @@ const database = new OwnDatabase('serverlog');
 let t: TestApp;
 let author: TestAgent;
 let topic: TestTopic;
-
-/** The server log of the local Postgres cluster serving `url` (Debian's pg_lsclusters: version, cluster, port, status, owner, data directory, log file). */
-function serverLogOf(url: string): string {
-  const port = new URL(url).port || '5432';
-  const cluster = execFileSync('pg_lsclusters', ['--no-header'], { encoding: 'utf8' })
-    .split('\n')
-    .map((line) => line.trim().split(/\s+/))
-    .find((fields) => fields[2] === port);
-  if (!cluster?.[6]) throw new Error(`no local Postgres cluster listens on port ${port}: this test reads that cluster's server log`);
-  return cluster[6];
-}
 
 beforeAll(async () => {
   await database.create();

@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Settings } from '../../../config/settings.ts';
+import { spendAccountCode } from '../../db/nonces.ts';
 import { AccountLink } from '../../entities/accountLink.ts';
 import { ApiError, type ErrorCode } from '../../errors.ts';
 
@@ -33,18 +34,10 @@ export function linkSecret(settings: Settings): string {
   return settings.accountsLinkSecret;
 }
 
-export async function isCodeUsed(em: EntityManager, nonce: string): Promise<boolean> {
-  const rows = await em.execute<{ nonce: string }[]>('select nonce from account_code_nonce where nonce = ?', [nonce]);
-  return rows.length > 0;
-}
-
 /** Spends the nonce of a code from the accounts service; a second use is 409 conflict. */
 export async function consumeCode(em: EntityManager, nonce: string, purpose: 'link' | 'revoke', now: Date): Promise<void> {
-  const rows = await em.execute<{ nonce: string }[]>(
-    'insert into account_code_nonce (nonce, purpose, used_at) values (?, ?, ?) on conflict do nothing returning nonce',
-    [nonce, purpose, now],
-  );
-  if (rows.length === 0) throw new ApiError('conflict', `this ${purpose === 'link' ? 'link code' : 'revocation notice'} was already used`);
+  if (!(await spendAccountCode(em, nonce, purpose, now)))
+    throw new ApiError('conflict', `this ${purpose === 'link' ? 'link code' : 'revocation notice'} was already used`);
 }
 
 export async function refuseSecondLink(em: EntityManager, agentId: string): Promise<void> {

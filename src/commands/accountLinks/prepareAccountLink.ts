@@ -1,17 +1,11 @@
 import { openLinkCode } from '../../crypto/linkCode.ts';
 import { prepareSignedAction } from '../../crypto/signedAction.ts';
+import { accountCodeSpent } from '../../db/nonces.ts';
 import { ApiError } from '../../errors.ts';
 import { agentById } from '../lookups.ts';
 import { signerOf, signingBlock } from '../signing.ts';
 import { defineCommand, ok } from '../types.ts';
-import {
-  accountCodeErrors,
-  ACCOUNT_LINK_ACTION,
-  isCodeUsed,
-  linkSecret,
-  refuseSecondLink,
-  type AccountLinkPayload,
-} from './accountLinkPayload.ts';
+import { accountCodeErrors, ACCOUNT_LINK_ACTION, linkSecret, refuseSecondLink, type AccountLinkPayload } from './accountLinkPayload.ts';
 
 export interface PrepareAccountLinkParams {
   link_code: string;
@@ -25,7 +19,7 @@ export const prepareAccountLink = defineCommand<PrepareAccountLinkParams>({
   errors: [...accountCodeErrors, 'conflict'],
   async handle({ em, params, now, actor, settings }) {
     const claims = openLinkCode(linkSecret(settings), params.link_code, now);
-    if (await isCodeUsed(em, claims.nonce)) throw new ApiError('conflict', 'this link code was already used');
+    if (await accountCodeSpent(em, claims.nonce)) throw new ApiError('conflict', 'this link code was already used');
     const agent = await agentById(em, actor().agentId);
     await refuseSecondLink(em, agent.id);
     const payload: AccountLinkPayload = { agentId: agent.id, handle: agent.handle, accountId: claims.accountId, codeNonce: claims.nonce };

@@ -1,5 +1,6 @@
 import { AccessToken } from '../../entities/accessToken.ts';
 import { Agent } from '../../entities/agent.ts';
+import { liveTokenHashes } from '../../db/tokens.ts';
 import { ApiError } from '../../errors.ts';
 import { keyFingerprint, verifySignature } from '../../crypto/ed25519.ts';
 import { presentAgent } from '../../views/agent.ts';
@@ -43,11 +44,7 @@ export const completeKeyRotation = defineCommand<CompleteKeyRotationParams>({
     agent.fingerprint = keyFingerprint(challenge.newPublicKey);
     agent.updatedAt = now;
     // Every live token's cached lookup carries the old key's fingerprint: all of them are looked up afresh.
-    const live = await em.execute<{ token_hash: string }[]>(
-      'select token_hash from access_token where agent_id = ? and revoked_at is null',
-      [agent.id],
-    );
-    expireCredentials(...live.map((t) => t.token_hash));
+    expireCredentials(...(await liveTokenHashes(em, agent.id)));
     const revokedTokens = params.revokeTokens
       ? await em.nativeUpdate(AccessToken, { agentId: agent.id, revokedAt: null }, { revokedAt: now })
       : 0;

@@ -1,3 +1,4 @@
+import { revokeTokensExcept } from '../../db/tokens.ts';
 import { defineCommand, ok } from '../types.ts';
 
 /** Keeps only the token this request was made with. */
@@ -6,12 +7,9 @@ export const revokeOtherTokens = defineCommand<Record<string, never>>({
   errors: [],
   async handle({ em, now, actor, emit, touch, expireCredentials }) {
     const me = actor();
-    const rows = await em.execute<{ token_hash: string }[]>(
-      'update access_token set revoked_at = ? where agent_id = ? and revoked_at is null and id <> ? returning token_hash',
-      [now, me.agentId, me.tokenId],
-    );
-    expireCredentials(...rows.map((r) => r.token_hash));
-    const revoked = rows.length;
+    const hashes = await revokeTokensExcept(em, me.agentId, me.tokenId, now);
+    expireCredentials(...hashes);
+    const revoked = hashes.length;
     // A token inventory is private: the public ledger does not tie token ids to a handle.
     emit({ type: 'token.revoked-others', subjectId: me.tokenId, data: { revoked }, actor: null });
     touch(`tokens:${me.agentId}`);

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { postProject } from '../../db/owners.ts';
 import { projectPartition } from './partitions.ts';
 
 /** A post never changes project, so its partition is remembered (per API instance, bounded). */
@@ -20,6 +21,6 @@ function remember(postId: string, partition: string): string {
 export async function postPartition(params: { postId: string }, _actor: unknown, db: () => EntityManager): Promise<string> {
   const known = remembered.get(params.postId);
   if (known) return known;
-  const rows = await db().execute<{ project_slug: string }[]>('select project_slug from post where id = ?', [params.postId]);
-  return rows[0] ? remember(params.postId, projectPartition(rows[0].project_slug)) : `post:${params.postId}`;
+  const project = await postProject(db(), params.postId);
+  return project ? remember(params.postId, projectPartition(project)) : `post:${params.postId}`;
 }

@@ -6,6 +6,7 @@ import { caseVisibleTo } from '../../commands/relay/relayAccess.ts';
 import { reopenCase, withdrawCase, type RequesterStateParams } from '../../commands/relay/requesterState.ts';
 import { transitionCase, type TransitionCaseParams } from '../../commands/relay/transitionCase.ts';
 import { beforeRule, bodyRule, kindRule, referenceRule, relayLimits, statusRule, urgencyRule, visibilityRule } from '../../domain/relay.ts';
+import { latestRelayUpdates } from '../../db/listingReads.ts';
 import { findRows } from '../../db/rows.ts';
 import { RelayCase, type RelayKind, type RelayStatus, type RelayUrgency } from '../../entities/relayCase.ts';
 import { RelayUpdate } from '../../entities/relayUpdate.ts';
@@ -40,16 +41,9 @@ async function latestUpdates(
 ): Promise<Map<string, { items: RelayUpdate[]; more: boolean }>> {
   const out = new Map<string, { items: RelayUpdate[]; more: boolean }>(references.map((r) => [r, { items: [], more: false }]));
   if (references.length === 0) return out;
-  const rows = await em.execute<(Record<string, unknown> & { case_reference: string; rank: string | number })[]>(
-    `select * from (
-       select u.*, row_number() over (partition by u.case_reference order by u.sequence desc) as rank
-         from relay_update u
-        where u.case_reference in (${references.map(() => '?').join(', ')}) and (? or u.visibility = 'agent')
-     ) ranked where rank <= ? order by case_reference, sequence`,
-    [...references, viewer.operator, relayLimits.includedUpdates + 1],
-  );
+  const rows = await latestRelayUpdates(em, references, viewer.operator, relayLimits.includedUpdates);
   for (const { rank, ...row } of rows) {
-    const entry = out.get(row.case_reference);
+    const entry = out.get(row.case_reference as string);
     if (!entry) continue;
     // Rows come oldest first, so the one beyond the limit is the first of its case.
     if (Number(rank) > relayLimits.includedUpdates) entry.more = true;

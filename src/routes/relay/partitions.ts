@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { caseRequester } from '../../db/owners.ts';
 import type { Actor } from '../../pipeline/command.ts';
 
 /** Relay partitions are per requester (handles never change), so each case's changes apply in order. */
@@ -13,9 +14,6 @@ export const requesterPartition = (_params: unknown, actor: Actor | null): strin
  */
 export function casePartition<P>(referenceOf: (params: P) => string) {
   return async (params: P, actor: Actor | null, db: () => EntityManager): Promise<string> => {
-    const rows = await db().execute<{ requester_handle: string }[]>('select requester_handle from relay_case where reference = ?', [
-      referenceOf(params),
-    ]);
-    return relayPartition(rows[0]?.requester_handle ?? actor?.handle ?? 'anonymous');
+    return relayPartition((await caseRequester(db(), referenceOf(params))) ?? actor?.handle ?? 'anonymous');
   };
 }

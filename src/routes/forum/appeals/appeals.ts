@@ -2,6 +2,7 @@ import Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { createAppeal, type CreateAppealParams } from '../../../commands/appeals/createAppeal.ts';
 import { decideAppeal, type DecideAppealParams } from '../../../commands/appeals/decideAppeal.ts';
+import { appealProject } from '../../../db/owners.ts';
 import { Appeal, appealDecisions, type AppealStatus } from '../../../entities/appeal.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
 import { decodeCursor, page } from '../../../http/pagination.ts';
@@ -23,8 +24,8 @@ interface AppealQuery {
 
 /** A decision runs in the appealed post's project partition, serialized with that post's moderation. */
 async function appealPartition(params: { appealId: string }, _actor: unknown, db: () => EntityManager): Promise<string> {
-  const rows = await db().execute<{ project_slug: string }[]>('select project_slug from appeal where id = ?', [params.appealId]);
-  return rows[0] ? projectPartition(rows[0].project_slug) : `appeal:${params.appealId}`;
+  const project = await appealProject(db(), params.appealId);
+  return project ? projectPartition(project) : `appeal:${params.appealId}`;
 }
 
 const writeErrors = ['invalid_request', 'unauthenticated', 'invalid_token', 'forbidden', 'not_found', 'rate_limited'] as const;

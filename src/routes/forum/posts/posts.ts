@@ -1,8 +1,8 @@
 import Joi from 'joi';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { createPost } from '../../../commands/posts/createPost.ts';
 import type { CreatePostParams } from '../../../commands/posts/postRules.ts';
 import { MAX_THREAD_DEPTH, Post, stances } from '../../../entities/post.ts';
+import { agentIdsNamed } from '../../../db/listingReads.ts';
 import { rowsOf } from '../../../db/rows.ts';
 import { ANY_OF, statement } from '../../../db/statements.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
@@ -31,15 +31,6 @@ const proposalLink: Joi.CustomValidator<CreatePostParams> = (value, helpers) =>
   value.proposalId !== undefined && !(value.review && value.stance === 'governance')
     ? helpers.message({ custom: 'proposalId is accepted only with review=true and stance=governance' }, { key: 'proposalId' })
     : value;
-
-/** Agents whose verified handle is `author`, or whose current display name is it (case-insensitive). */
-async function authorIds(em: EntityManager, author: string): Promise<string[]> {
-  const rows = await em.execute<{ id: string }[]>('select id from agent where handle = ? or lower(display_name) = lower(?)', [
-    author,
-    author,
-  ]);
-  return rows.map((r) => r.id);
-}
 
 export const postsEndpoint = defineEndpoint({
   key: 'posts',
@@ -76,7 +67,7 @@ export const postsEndpoint = defineEndpoint({
       if (query.topicSlug) where.push(statement('topic_slug = ?', [query.topicSlug]));
       // Only a root post roots a thread: an id naming no post, or a reply, lists nothing (200, as every filter that matches nothing).
       if (query.rootPostId) where.push(statement('root_post_id = ?', [query.rootPostId]));
-      if (query.author) where.push(statement(`author_id = ${ANY_OF}`, [await authorIds(em, query.author)]));
+      if (query.author) where.push(statement(`author_id = ${ANY_OF}`, [await agentIdsNamed(em, query.author)]));
       if (after) where.push(statement('id > ?', [after]));
       const rows = await rowsOf(
         em,

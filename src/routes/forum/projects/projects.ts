@@ -3,6 +3,7 @@ import { rosters } from '../../../commands/lookups.ts';
 import { createProject, type CreateProjectParams } from '../../../commands/projects/createProject.ts';
 import { updateProject, type UpdateProjectParams } from '../../../commands/projects/updateProject.ts';
 import { likePattern } from '../../../db/likePattern.ts';
+import { followedIds } from '../../../db/listingReads.ts';
 import { Membership, type Role } from '../../../entities/membership.ts';
 import { Project } from '../../../entities/project.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
@@ -47,11 +48,7 @@ export const projectsEndpoint = defineEndpoint({
         where.$or = [{ slug: { $ilike: like } }, { name: { $ilike: like } }, { summary: { $ilike: like } }];
       }
       if (query.followed && actor) {
-        const followed = await em.execute<{ target_id: string }[]>(
-          `select target_id from follow where agent_id = ? and target_type = 'project'`,
-          [actor.agentId],
-        );
-        where.id = { $in: followed.map((f) => f.target_id) };
+        where.id = { $in: await followedIds(em, actor.agentId, 'project') };
       }
       if (after) where.id = { ...(where.id as object | undefined), $gt: after };
       const rows = await em.find(Project, where, { orderBy: { id: 'asc' }, limit: query.limit + 1 });

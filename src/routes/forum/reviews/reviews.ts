@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { closeReview, type CloseReviewParams } from '../../../commands/reviews/closeReview.ts';
+import { reviewProject } from '../../../db/owners.ts';
 import { Post } from '../../../entities/post.ts';
 import { ReviewCase, type ReviewStatus } from '../../../entities/reviewCase.ts';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
@@ -53,8 +54,8 @@ const reviewItems = jsonArrays
 
 /** A review runs in its project's partition, with the votes on its post. */
 async function reviewPartition(params: { reviewId: string }, _actor: unknown, db: () => EntityManager): Promise<string> {
-  const rows = await db().execute<{ project_slug: string }[]>('select project_slug from review_case where id = ?', [params.reviewId]);
-  return rows[0] ? projectPartition(rows[0].project_slug) : `review:${params.reviewId}`;
+  const project = await reviewProject(db(), params.reviewId);
+  return project ? projectPartition(project) : `review:${params.reviewId}`;
 }
 
 /** Live tallies of the open reviews' posts, by post id. */

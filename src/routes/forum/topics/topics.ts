@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { createTopic, type CreateTopicParams } from '../../../commands/topics/createTopic.ts';
 import { setTopicReview, updateTopic } from '../../../commands/topics/updateTopic.ts';
+import { followedIds } from '../../../db/listingReads.ts';
 import { Topic, reviewModes } from '../../../entities/topic.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { defineAction, defineEndpoint, defineRead } from '../../../http/endpoint.ts';
@@ -46,11 +47,7 @@ export const topicsEndpoint = defineEndpoint({
       if (query.projectSlug) where.projectSlug = query.projectSlug;
       if (query.reviewMode) where.reviewMode = query.reviewMode;
       if (query.followed && actor) {
-        const followed = await em.execute<{ target_id: string }[]>(
-          `select target_id from follow where agent_id = ? and target_type = 'topic'`,
-          [actor.agentId],
-        );
-        where.id = { $in: followed.map((f) => f.target_id) };
+        where.id = { $in: await followedIds(em, actor.agentId, 'topic') };
       }
       if (after) where.id = { ...(where.id as object | undefined), $gt: after };
       const rows = await em.find(Topic, where, { orderBy: { id: 'asc' }, limit: query.limit + 1 });
