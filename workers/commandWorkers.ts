@@ -1,10 +1,11 @@
 import { hostname } from 'node:os';
-import { Queue, Worker, type Job } from 'bullmq';
+import { Job, Queue, Worker } from 'bullmq';
 import type { Runtime } from '../src/context.ts';
 import { failpoint } from '../src/failpoints.ts';
 import { isConnectionError, outageOf } from '../src/logging/outages.ts';
 import type { Command, CommandBatch } from '../src/pipeline/command.ts';
 import { allPartitionQueueNames, MAX_PARTITIONS, queueCounts } from '../src/pipeline/partitions.ts';
+import { pingPostgres } from '../src/db/probes.ts';
 import { currentPosition } from '../src/db/replicas.ts';
 import { encodeReply } from '../src/pipeline/replies.ts';
 import { findResults, GAVE_UP } from '../src/pipeline/results.ts';
@@ -167,18 +168,18 @@ export class CommandWorkers {
   }
 
   /**
-   * Whether the job is still this worker's to answer (renewing its lock); a job
-   * run without a token (tests) always is. A lock that lapsed in a pause nobody
-   * acted on yet (no other holder, the job not finished) still is: answering
-   * then is the first answer, and refusing would only make the client wait for
-   * a re-run. One held by another worker, or a job finished meanwhile, is not.
+   * Whether the job is still this worker's to answer (renewing its lock); a job run without a token (tests) always is.
+   * A lock that lapsed in a pause nobody acted on yet (the job not started again, not finished) still is: answering then
+   * is the first answer, and refusing would only make the client wait for a re-run. A job another worker started again
+   * (BullMQ counts every start in attemptsStarted), or one finished or removed meanwhile, is not.
    */
   private async stillHolds(job: Job<CommandBatch>, token: string | undefined): Promise<boolean> {
     if (token === undefined) return true;
     if ((await job.extendLock(token, this.runtime.settings.workerLockMs)) === 1) return true;
     const queue = this.queues.find((q) => q.name === job.queueName);
-    if (!queue || (await this.queueConnection.get(`${queue.toKey(job.id as string)}:lock`)) !== null) return false;
-    return !['completed', 'failed'].includes(await job.getState());
+    const stored = queue ? await Job.fromId<CommandBatch>(queue, job.id as string) : undefined;
+    if (!stored || stored.attemptsStarted !== job.attemptsStarted) return false;
+    return !['completed', 'failed'].includes(await stored.getState());
   }
 
   /**
@@ -190,7 +191,7 @@ export class CommandWorkers {
   private async waitOutOutage(job: Job<CommandBatch>, token: string | undefined, attempt: number, outage: Error): Promise<void> {
     const { orm, health, logger } = this.runtime;
     const dependency = outageOf(outage);
-    if (dependency === 'postgres') health.reportFailure(dependency, outage, () => orm.em.fork().execute('select 1'));
+    if (dependency === 'postgres') health.reportFailure(dependency, outage, () => pingPostgres(orm));
     if (attempt === 0)
       logger.warn(
         { jobId: job.id, dependency, err: { message: outage.message } },
@@ -253,7 +254,7 @@ export class CommandWorkers {
     const commands = job?.data.commands ?? [];
     // During an outage a failed attempt is expected (BullMQ retries it): a warning, and one outage line for the process.
     const dependency = outageOf(error);
-    if (dependency === 'postgres') health.reportFailure(dependency, error, () => orm.em.fork().execute('select 1'));
+    if (dependency === 'postgres') health.reportFailure(dependency, error, () => pingPostgres(orm));
     logger[dependency ? 'warn' : 'error'](
       { queue, jobId: job?.id, attempt: job?.attemptsMade, commandIds: commandIds(commands), err: error },
       `batch of ${commands.length} failed`,

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { CompiledQuery } from 'kysely';
+import { sentTogether } from './pgInternals.ts';
 
 /**
  * The one way statements reach Postgres outside the unit of work: with bound
@@ -89,8 +90,6 @@ function preparedName(text: string): string | undefined {
 interface PipelinedClient {
   query(text: string, values?: unknown[]): Promise<{ rows: Row[] }>;
   release(error?: Error): void;
-  /** Its socket: pg writes each protocol message of a statement to it apart. */
-  connection: { stream: { cork(): void; uncork(): void } };
 }
 interface ClientPool {
   connect(): Promise<PipelinedClient>;
@@ -135,12 +134,8 @@ export async function transaction<T>(em: EntityManager, work: (trips: Trips) => 
   const trip = async (statements: (Statement | 'begin' | 'commit' | 'rollback')[]): Promise<Row[][]> => {
     // Every statement is checked before the first is sent.
     const queries = statements.map((statement) => (typeof statement === 'string' ? { text: statement, values: [] } : bound(statement)));
-    // pg hands each statement's five messages (Parse, Bind, Describe, Execute, Sync) to the socket one by one, and a
-    // pipelined client sends them as it is asked: corked, the whole trip leaves in one write instead of five per statement.
-    const { stream } = client.connection;
-    stream.cork();
-    const sent = queries.map(({ text, values }) => client.query(text, values));
-    stream.uncork();
+    // The whole trip in one socket write, not one per statement.
+    const sent = sentTogether(client, () => queries.map(({ text, values }) => client.query(text, values)));
     const answers = await Promise.allSettled(sent);
     const failed = answers.find((answer) => answer.status === 'rejected');
     if (failed) throw driver.convertException(failed.reason as Error);
