@@ -3,5 +3,5 @@ export interface PostgresState {
   /** The Patroni cluster's folder: its sockets, pgBackRest's configuration and spool. */
   dir: string;
   backupConfig: string;
-  members: { name: string; dataDir: string; pgPort: number; restPort: number }[];
+  members: { name: string; dataDir: string; pgPort: number; restPort: number; patroniPid?: number }[];
 }
