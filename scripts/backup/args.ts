@@ -72,13 +72,19 @@ export function restoreRefusal(to: Date, yes: boolean, earliest: Date | null | u
     return `refused: ${to.toISOString()} is in the future (now is ${now.toISOString()}); nothing was touched`;
   }
   if (!yes) {
-    return `refused without --yes: a restore stops Postgres, replaces every member's data with the state at ${to.toISOString()} and loses every write after it; run again with --yes to go ahead. Nothing was touched`;
+    return (
+      `refused without --yes: a restore stops Postgres, replaces every member's data with the state at ` +
+      `${to.toISOString()} and loses every write after it; run again with --yes to go ahead. Nothing was touched`
+    );
   }
   // Undefined: the repository not asked yet (the checks above need no topology).
   if (earliest === null)
     return 'refused: the repository holds no backup to restore from (`npm run backup -- now` first); nothing was touched';
   if (earliest && to.getTime() < earliest.getTime()) {
-    return `refused: ${to.toISOString()} is before the earliest point a restore can reach, ${earliest.toISOString()} (the end of the oldest backup); nothing was touched`;
+    return (
+      `refused: ${to.toISOString()} is before the earliest point a restore can reach, ${earliest.toISOString()} (the end ` +
+      'of the oldest backup); nothing was touched'
+    );
   }
   return null;
 }
