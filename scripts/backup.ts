@@ -5,8 +5,7 @@
  * and touches nothing. A failure exits 1.
  */
 import { parseBackupArgs, restoreRefusal, USAGE, type BackupCommand } from './backup/args.ts';
-import { runDrill } from './backup/drill.ts';
-import { describeInfo, repositoryInfo, topologyPostgres } from './backup/repository.ts';
+import { describeInfo, recordPostmasters, repositoryInfo, topologyPostgres } from './backup/repository.ts';
 import { restoreTo } from './backup/restore.ts';
 import { pgbackrest } from './topology/pgBackRest.ts';
 import { PatroniControl } from './backup/patroni.ts';
@@ -49,11 +48,15 @@ async function execute(command: BackupCommand): Promise<number> {
         return 2;
       }
       const report = await restoreTo(pg, command.to, (line) => console.log(line));
+      recordPostmasters();
       console.log(`backup: restored to ${command.to.toISOString()} on ${report.member} in ${(report.durationMs / 1000).toFixed(1)} s`);
       return 0;
     }
-    case 'drill':
+    case 'drill': {
+      // Loaded only here: the drill's HTTP client and ledger verifier cost every other verb a second or two to load.
+      const { runDrill } = await import('./backup/drill.ts');
       return runDrill(pg, command, (line) => console.log(`${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s  ${line}`));
+    }
   }
 }
 

@@ -14,10 +14,11 @@ import { postgresBin } from '../chaos/services.ts';
 import { WriteLoad } from '../chaos/load.ts';
 import type { PostgresState } from '../topology/postgresState.ts';
 import { PatroniControl } from './patroni.ts';
+import { recordPostmasters } from './repository.ts';
 import { restoreTo } from './restore.ts';
 import { contentFailures, ledgerFailures, untilWritable, type DrillWrites } from './drillChecks.ts';
 
-const POSTS_PER_AUTHOR = 8;
+const POSTS_PER_AUTHOR = 20;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function checkpoint(client: Client, witness: TestAgent, projectSlug: string): Promise<void> {
@@ -87,9 +88,10 @@ export async function runDrill(
   const owner = await registerAgent(client);
   const voter = await registerAgent(client);
   const bCount = Math.max(3, Math.ceil(options.posts / 3));
-  // Each agent may create only so many posts a minute (its rate class): the drill's posts are spread over enough authors.
-  const authors: TestAgent[] = [];
-  for (let i = 0; i < Math.ceil((options.posts + bCount) / POSTS_PER_AUTHOR); i++) authors.push(await registerAgent(client));
+  // An agent may create 30 posts in 10 minutes and an address register 20 agents: the owner and the voter
+  // write the posts, with more authors only for a drill of more than 40.
+  const authors: TestAgent[] = [owner, voter];
+  while (authors.length * POSTS_PER_AUTHOR < options.posts + bCount) authors.push(await registerAgent(client));
   if (options.seed > 0) {
     const seeding = Date.now();
     await seedPosts(patroni, client, owner, options.seed);
@@ -131,6 +133,7 @@ export async function runDrill(
 
   const restoring = Date.now();
   const report = await restoreTo(pg, t, say);
+  recordPostmasters();
   const probes = new Set<string>();
   await untilWritable(async () => {
     const reply = await load.write(owner, topic.projectSlug, '/api/forum/posts', {

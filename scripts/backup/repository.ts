@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { PostgresState } from '../topology/postgresState.ts';
 import { pgbackrest } from '../topology/pgBackRest.ts';
@@ -34,12 +34,32 @@ interface InfoJson {
   }[];
 }
 
+const stateFile = (env: NodeJS.ProcessEnv) => join(resolve(env.TOPOLOGY_DIR ?? '.topology'), 'state.json');
+
+/**
+ * After a restore every postmaster runs with a new pid: state.json is made to name them, so that `topology
+ * status` and `down` find exactly what runs (a stopped one's pid could be some other process's by now).
+ */
+export function recordPostmasters(env: NodeJS.ProcessEnv = process.env): void {
+  const file = stateFile(env);
+  const state = JSON.parse(readFileSync(file, 'utf8')) as { pids?: number[]; processes?: { pid: number; pidFile?: string }[] };
+  const replaced = new Map<number, number>();
+  for (const p of state.processes ?? []) {
+    if (!p.pidFile) continue;
+    const now = Number(readFileSync(p.pidFile, 'utf8').split('\n')[0]);
+    if (now && now !== p.pid) replaced.set(p.pid, now);
+    if (now) p.pid = now;
+  }
+  state.pids = (state.pids ?? []).map((pid) => replaced.get(pid) ?? pid);
+  writeFileSync(file, JSON.stringify(state, null, 2));
+}
+
 /** The topology that `npm run topology -- up` recorded in TOPOLOGY_DIR (default .topology/). */
 export function topologyPostgres(env: NodeJS.ProcessEnv = process.env): PostgresState & { baseUrl: string } {
   const dir = resolve(env.TOPOLOGY_DIR ?? '.topology');
   let state: { baseUrl?: string; postgres?: PostgresState; processes?: { role: string; name: string; pid: number }[] };
   try {
-    state = JSON.parse(readFileSync(join(dir, 'state.json'), 'utf8'));
+    state = JSON.parse(readFileSync(stateFile(env), 'utf8'));
   } catch {
     throw new Error(`no topology is up (no ${join(dir, 'state.json')}); \`npm run topology -- up\` first, or set TOPOLOGY_DIR`);
   }
