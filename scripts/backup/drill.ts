@@ -123,7 +123,8 @@ export async function runDrill(
   await checkpoint(client, owner, topic.projectSlug);
   const witnessed = await exportLedger(pg.baseUrl, topic.projectSlug);
   say(
-    `drill: ${before.length} posts (A) with votes and a follow, T = ${t.toISOString()}, ${after.length} posts (B); ${witnessed.checkpoints.length} checkpoints exported`,
+    `drill: ${before.length} posts (A) with votes and a follow, T = ${t.toISOString()}, ${after.length} posts (B); ` +
+      `${witnessed.checkpoints.length} checkpoints exported`,
   );
   const leader = await patroni.leader();
   if (!leader) throw new Error('no leader for the mistake');
@@ -165,7 +166,8 @@ export async function runDrill(
     `drill: RTO ${(rtoMs / 1000).toFixed(1)} s (restore command ${(report.durationMs / 1000).toFixed(1)} s, then the first write acknowledged through the API)`,
   );
   say(
-    `drill: RPO ${((t.getTime() - lastKept) / 1000).toFixed(1)} s (T minus the last write kept, acknowledged before T); ${failures.length === 0 ? 'nothing acknowledged before T lost' : 'see the failures above'}`,
+    `drill: RPO ${((t.getTime() - lastKept) / 1000).toFixed(1)} s (T minus the last write kept, acknowledged before ` +
+      `T); ${failures.length === 0 ? 'nothing acknowledged before T lost' : 'see the failures above'}`,
   );
   say(failures.length === 0 ? 'drill: OK' : `drill: FAILED (${failures.length})`);
   return failures.length === 0 ? 0 : 1;

@@ -99,10 +99,12 @@ const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 export function describeInfo(info: RepositoryInfo, now: Date): string {
   const lines = info.backups.map(
     (b) =>
-      `${b.label.padEnd(26)} ${b.type.padEnd(4)} ${b.start.toISOString()} -> ${b.stop.toISOString()}  database ${megabytes(b.databaseBytes)}, in the repository ${megabytes(b.repositoryBytes)}`,
+      `${b.label.padEnd(26)} ${b.type.padEnd(4)} ${b.start.toISOString()} -> ${b.stop.toISOString()}  database ` +
+      `${megabytes(b.databaseBytes)}, in the repository ${megabytes(b.repositoryBytes)}`,
   );
   const reach = info.earliest
-    ? `a restore can reach any moment from ${info.earliest.toISOString()} to the newest archived WAL (${info.newestWal}); now is ${now.toISOString()}, and the archive is at most 30 s behind it (archive_timeout)`
+    ? `a restore can reach any moment from ${info.earliest.toISOString()} to the newest archived WAL ` +
+      `(${info.newestWal}); now is ${now.toISOString()}, and the archive is at most 30 s behind it (archive_timeout)`
     : 'no backup yet: nothing can be restored';
   return [`stanza agora: ${info.status}`, ...lines, reach].join('\n');
 }
