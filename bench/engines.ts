@@ -19,6 +19,8 @@ export interface RedisNode {
 export interface Postmaster {
   role: 'primary' | 'replica';
   pid: number;
+  /** The bench's database on it: backends serving other databases (other work on a shared server) do not count. */
+  database: string;
 }
 
 function infoField(info: string, field: string): string {
@@ -90,9 +92,13 @@ async function postmasterOf(databaseUrl: string): Promise<number> {
   }
 }
 
+const databaseOf = (url: string) => decodeURIComponent(new URL(url).pathname.slice(1));
+
 export async function postmasters(primaryUrl: string, replicaUrls: string[]): Promise<Postmaster[]> {
   return [
-    { role: 'primary', pid: await postmasterOf(primaryUrl) },
-    ...(await Promise.all(replicaUrls.map(async (url) => ({ role: 'replica' as const, pid: await postmasterOf(url) })))),
+    { role: 'primary', pid: await postmasterOf(primaryUrl), database: databaseOf(primaryUrl) },
+    ...(await Promise.all(
+      replicaUrls.map(async (url) => ({ role: 'replica' as const, pid: await postmasterOf(url), database: databaseOf(url) })),
+    )),
   ];
 }

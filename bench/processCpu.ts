@@ -6,8 +6,10 @@ import type { Postmaster, RedisNode } from './engines.ts';
  * CPU time of the processes a scenario loads, from /proc/<pid>/stat (user +
  * system ticks): the service's own processes by pid, each Postgres server
  * as its postmaster and every process it forked (one backend per
- * connection, WAL sender and receiver, startup/replay), each Redis node by
- * its pid.
+ * connection, WAL sender and receiver, startup/replay, writers) except the
+ * backends and autovacuum workers of other databases (tests or benches of
+ * others on a shared server), each Redis node by its pid (a shared Redis
+ * counts whole: its CPU cannot be told apart per client).
  */
 export type ProcessGroup = 'api' | 'worker' | 'pgPrimary' | 'pgReplica' | 'redisMasters' | 'redisReplicas';
 export const processGroups: ProcessGroup[] = ['api', 'worker', 'pgPrimary', 'pgReplica', 'redisMasters', 'redisReplicas'];
@@ -49,6 +51,24 @@ function childrenOf(parents: Set<number>): [pid: number, parent: number][] {
 }
 
 /**
+ * The database a backend or autovacuum worker serves, from its title (`postgres: [cluster: ]user db host(port) state`);
+ * null for the server's own processes and WAL senders (they serve the whole server).
+ */
+function databaseServed(pid: number): string | null {
+  let title: string;
+  try {
+    title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return null;
+  }
+  const words = title.replace(/^postgres:\s+(\S+:\s+)?/, '').split(/\s+/);
+  if (words[0] === 'walsender') return null;
+  if (words[0] === 'autovacuum' && words[1] === 'worker') return words[2] ?? null;
+  // A client backend: user, database, then the client's address (host(port), [local]).
+  return words[2] !== undefined && /\(|\[local\]/.test(words[2]) ? (words[1] ?? null) : null;
+}
+
+/**
  * A snapshot per pid, so a Postgres backend that starts during the window
  * counts from zero and one that ends keeps what it had used. `label` names
  * the Redis node (its port) for the per-node table.
@@ -61,8 +81,12 @@ export function snapshot(watched: Watched): CpuSnapshot {
   for (const pid of watched.api) add(pid, 'api');
   for (const pid of watched.worker) add(pid, 'worker');
   const pgGroup = new Map(watched.postmasters.map(({ pid, role }) => [pid, role === 'primary' ? 'pgPrimary' : 'pgReplica'] as const));
+  const database = new Map(watched.postmasters.map(({ pid, database }) => [pid, database]));
   for (const [pid, group] of pgGroup) add(pid, group);
-  for (const [pid, parent] of childrenOf(new Set(pgGroup.keys()))) add(pid, pgGroup.get(parent) as ProcessGroup);
+  for (const [pid, parent] of childrenOf(new Set(pgGroup.keys()))) {
+    const served = databaseServed(pid);
+    if (served === null || served === database.get(parent)) add(pid, pgGroup.get(parent) as ProcessGroup);
+  }
   for (const node of watched.redis) add(node.pid, node.role === 'master' ? 'redisMasters' : 'redisReplicas', String(node.port));
   return out;
 }
