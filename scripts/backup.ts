@@ -7,6 +7,7 @@
 import { parseBackupArgs, restoreRefusal, USAGE, type BackupCommand } from './backup/args.ts';
 import { describeInfo, recordPostmasters, repositoryInfo, topologyPostgres } from './backup/repository.ts';
 import { restoreTo } from './backup/restore.ts';
+import { refreshServices } from './backup/services.ts';
 import { pgbackrest } from './topology/pgBackRest.ts';
 import { PatroniControl } from './backup/patroni.ts';
 import { postgresBin } from './chaos/services.ts';
@@ -49,6 +50,7 @@ async function execute(command: BackupCommand): Promise<number> {
       }
       const report = await restoreTo(pg, command.to, (line) => console.log(line));
       recordPostmasters();
+      await refreshServices((line) => console.log(line));
       console.log(`backup: restored to ${command.to.toISOString()} on ${report.member} in ${(report.durationMs / 1000).toFixed(1)} s`);
       return 0;
     }

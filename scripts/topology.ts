@@ -31,6 +31,7 @@ import { processStatus } from './topology/status.ts';
 import { backupConfigPath } from './topology/pgBackRest.ts';
 import type { PostgresState } from './topology/postgresState.ts';
 import { startTopology, type TopologyProcess } from './topology/topology.ts';
+import type { ServiceProcess } from './chaos/processes.ts';
 
 interface State {
   status: 'starting' | 'up';
@@ -45,6 +46,8 @@ interface State {
   folders?: string[];
   /** What `npm run backup` needs (scripts/backup.ts): the Patroni cluster's folder, pgBackRest's configuration, each member. */
   postgres?: PostgresState;
+  /** When the keeper last restarted the APIs and workers (SIGHUP, after a restore). */
+  restartedAt?: number;
 }
 
 const dir = resolve(process.env.TOPOLOGY_DIR ?? '.topology');
@@ -141,6 +144,19 @@ async function keep(): Promise<number> {
   };
   writeFileSync(stateFile, JSON.stringify(state, null, 2));
   console.log(`keeper: up\n${describe(state)}`);
+  // After a point-in-time restore (npm run backup): the APIs and workers hold caches of a history the database no
+  // longer has (rendered reads, commit positions); they are restarted one at a time, and state.json names the new pids.
+  let restarting = Promise.resolve();
+  process.on('SIGHUP', () => {
+    restarting = restarting.then(async () => {
+      await restartServices([...topology.apis, ...topology.workers]);
+      writeFileSync(
+        stateFile,
+        JSON.stringify({ ...state, pids: topology.pids(), processes: topology.processes(), restartedAt: Date.now() }, null, 2),
+      );
+      console.log('keeper: APIs and workers restarted');
+    });
+  });
   await new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
@@ -149,6 +165,17 @@ async function keep(): Promise<number> {
   await topology.stop();
   console.log('keeper: stopped');
   return 0;
+}
+
+/** One at a time, so that the balancer always has an API to send to: SIGTERM (a drain), then a fresh process. */
+async function restartServices(services: ServiceProcess[]): Promise<void> {
+  for (const service of services) {
+    const pid = service.pid;
+    if (pid !== undefined) await stopProcesses([pid], 30_000);
+    service.start();
+    const deadline = Date.now() + 60_000;
+    while (!service.started && Date.now() < deadline) await pause(100);
+  }
 }
 
 /** `down`: the keeper first (a clean stop of everything), then whatever is left, recorded or not. */

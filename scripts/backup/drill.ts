@@ -16,6 +16,7 @@ import type { PostgresState } from '../topology/postgresState.ts';
 import { PatroniControl } from './patroni.ts';
 import { recordPostmasters } from './repository.ts';
 import { restoreTo } from './restore.ts';
+import { refreshServices } from './services.ts';
 import { contentFailures, ledgerFailures, untilWritable, type DrillWrites } from './drillChecks.ts';
 
 const POSTS_PER_AUTHOR = 20;
@@ -60,9 +61,8 @@ async function acknowledged(what: string, reply: Promise<Record<string, unknown>
 }
 
 /** N posts in a project of their own, written as one statement on the leader: the bulk a restore has to bring back. */
-async function seedPosts(patroni: PatroniControl, client: Client, owner: TestAgent, n: number): Promise<void> {
+async function seedPosts(patroni: PatroniControl, client: Client, load: WriteLoad, owner: TestAgent, n: number): Promise<void> {
   const topic = await createTopic(client, owner, await createProject(client, owner));
-  const load = new WriteLoad(client.base);
   const [template] = await writePosts(load, [owner], topic, 1, 'seed template');
   const leader = await patroni.leader();
   if (!leader) throw new Error('no leader to seed');
@@ -94,7 +94,7 @@ export async function runDrill(
   while (authors.length * POSTS_PER_AUTHOR < options.posts + bCount) authors.push(await registerAgent(client));
   if (options.seed > 0) {
     const seeding = Date.now();
-    await seedPosts(patroni, client, owner, options.seed);
+    await seedPosts(patroni, client, load, owner, options.seed);
     say(`drill: ${options.seed} posts seeded in ${((Date.now() - seeding) / 1000).toFixed(1)} s`);
   }
   const topic = await createTopic(client, owner, await createProject(client, owner));
@@ -135,6 +135,7 @@ export async function runDrill(
   const restoring = Date.now();
   const report = await restoreTo(pg, t, say);
   recordPostmasters();
+  await refreshServices(say);
   const probes = new Set<string>();
   await untilWritable(async () => {
     const reply = await load.write(owner, topic.projectSlug, '/api/forum/posts', {

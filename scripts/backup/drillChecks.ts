@@ -72,7 +72,7 @@ export async function contentFailures(client: Client, voter: TestAgent, writes: 
  * their tree no longer exists, and that is what a witness would see.
  */
 export async function ledgerFailures(base: string, projectSlug: string, beforeAccident: LedgerExport, t: Date): Promise<string[]> {
-  const restored = await exportLedger(base, projectSlug);
+  const restored = await exportAgain(base, projectSlug);
   const report = await verifyExport(restored);
   const failures = report.failures.map((f) => `ledger: ${f}`);
   const signedByT = beforeAccident.checkpoints.filter((c) => c.createdAt && new Date(c.createdAt).getTime() <= t.getTime());
@@ -89,6 +89,22 @@ export async function ledgerFailures(base: string, projectSlug: string, beforeAc
       failures.push(`ledger: checkpoint ${c.checkpointId}, signed after T, survived`);
   }
   return failures.concat(report.events === 0 ? ['ledger: the restored project has no events'] : []);
+}
+
+/**
+ * An export taken while the replicas settle: events, checkpoints and tiles are read in separate requests, each
+ * from whichever replica the balancer picks, and one that lags (a member cloned a moment ago) may not yet serve
+ * the tile of a tree another already lists. A witness asks again; so does the drill, for a while.
+ */
+async function exportAgain(base: string, projectSlug: string): Promise<LedgerExport> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await exportLedger(base, projectSlug);
+    } catch (error) {
+      if (attempt >= 20) throw error;
+      await pause(500);
+    }
+  }
 }
 
 /** Until the service takes a write again, through the balancer: how long the outage lasted as a client saw it. */
