@@ -4,7 +4,7 @@ import type { PostgresState } from '../topology/postgresState.ts';
 import { pgbackrest } from '../topology/pgBackRest.ts';
 
 /** One backup in the repository, as `list` shows it. */
-export interface BackupEntry {
+interface BackupEntry {
   label: string;
   type: string;
   start: Date;

@@ -8,7 +8,7 @@ import { asClusterOwner } from '../chaos/services.ts';
 const run = promisify(execFile);
 
 /** The stanza every deployment of Agora archives under: one Postgres cluster, whoever leads it. */
-export const STANZA = 'agora';
+const STANZA = 'agora';
 
 /** What a pgBackRest command needs to reach the cluster: its configuration and the member that leads now. */
 export interface BackupTarget {
