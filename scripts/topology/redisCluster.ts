@@ -100,6 +100,14 @@ export class RedisCluster {
     throw new Error(`the cluster never marked the master on ${master.port} as failed`);
   }
 
+  /**
+   * Every key of the cluster gone at once (FLUSHALL on each master; the replicas follow): queues, jobs in flight,
+   * retry keys, rate buckets, ETag fingerprints. What a cluster lost with its disks and started empty looks like.
+   */
+  flushAll(): void {
+    for (const node of this.alive()) if (cli(node.port, 'role').startsWith('master')) cli(node.port, 'flushall');
+  }
+
   /** Waits until every live node reports cluster_state:ok with all slots served. */
   async untilHealthy(ms: number): Promise<void> {
     const deadline = Date.now() + ms;
