@@ -19,8 +19,9 @@ const readState = (env: NodeJS.ProcessEnv) =>
  * What Redis derives from the database and a restore makes false: each read scope's ETag fingerprint (a client
  * holding an ETag of the lost history would be told 304, nothing changed) and each agent's last commit position
  * (a WAL position of the old timeline, which a replica read would wait for), and the cached credentials (a
- * token issued after T, or revoked after T, would still be taken as it was). All are rebuilt on the next read. Retry keys stay: a write after T retried with its key is answered as it was, though the restore took
- * it away (docs/operations.md says what to tell clients).
+ * token issued after T, or revoked after T, would still be taken as it was). All are rebuilt on the next read.
+ * Retry keys stay: a write after T retried with its key is answered as it was, though the restore took it away
+ * (docs/operations.md says what to tell clients).
  */
 async function forgetDerivedKeys(state: KeeperState): Promise<number> {
   const keys = redisKeys(state.env.REDIS_PREFIX ?? 'agora');
