@@ -39,16 +39,18 @@ export function connectRedis(
  * The connection a role's BullMQ queues use. BullMQ defines its sixty-odd
  * scripts on the connection it is given, and ioredis copies every script
  * defined on a connection onto each pipeline built on it (a quarter of a
- * millisecond each). Under Redis Cluster a role builds several pipelines
- * where one node takes one (an auto-pipeline per node and event-loop turn in
- * the API, an after-commit pipeline per master in the worker), so there the
- * queues get a connection of their own (without auto-pipelining, which BullMQ
- * has no use for) and the stores' pipelines stay cheap. On one node they
- * share the role's connection: measured both ways, a second connection made
- * the single-node API and worker slower (docs/scaling.md).
+ * millisecond each). The API's connection auto-pipelines: one pipeline per
+ * event-loop turn, so there the queues get a connection of their own
+ * (without auto-pipelining, which BullMQ has no use for) and the API's
+ * auto-pipelines stay cheap; its queues send one job per batch, so their
+ * own socket costs a write per batch. Under Redis Cluster the worker builds
+ * an after-commit pipeline per master, so there its queues get their own
+ * connection too. The worker on one node shares its role's connection (its
+ * one pipeline a batch; measured both ways, a second connection made it
+ * slower, docs/scaling.md).
  */
 export function queueConnection(target: RedisTarget, roleConnection: RedisClient, name: string, mode: 'wait' | 'fail-fast'): RedisClient {
-  if (target.redisClusterNodes.length === 0) return roleConnection;
+  if (target.redisClusterNodes.length === 0 && mode === 'wait') return roleConnection;
   return connectRedis(target, name, mode, false);
 }
 
