@@ -104,6 +104,12 @@ export function encodeAnnouncement(head: string, events: readonly LedgerEvent[] 
   return message.length <= ANNOUNCED_BYTES_MAX ? message : head;
 }
 
+/** The announcement without its events: the head alone, as announced when the events do not fit. */
+export function headOf(message: string): string {
+  const space = message.indexOf(' ');
+  return space < 0 ? message : message.slice(0, space);
+}
+
 /** Null for anything that is not an announcement (the channel is open to any Redis client): it is ignored. */
 export function decodeAnnouncement(message: string): Announcement | null {
   const space = message.indexOf(' ');

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { findRows } from '../db/rows.ts';
 import { LedgerEvent } from '../entities/ledgerEvent.ts';
-import { decodeAnnouncement } from './announcement.ts';
+import { decodeAnnouncement, headOf } from './announcement.ts';
 import { ledgerHead } from './publisher.ts';
 
 /** One published event as an API process fans it out: read once, encoded once per view for all its streams. */
@@ -117,7 +117,8 @@ export class LedgerFanout {
    * writes less exactly when it has least time.
    */
   announce(message: string): void {
-    const announcement = decodeAnnouncement(message);
+    // Nobody listens: its events would be dropped unread, so only the head is taken (the events' JSON is most of the cost).
+    const announcement = decodeAnnouncement(this.keys.size > 0 ? message : headOf(message));
     if (!announcement) return;
     const { head, events } = announcement;
     // Its events are the next ones and no read is under way (which would hand them too): no need to read them back.
