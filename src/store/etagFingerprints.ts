@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytesPooled } from '../ids.ts';
 import { fingerprintWithPosition } from './commitPositions.ts';
 import type { ChainableCommander } from 'ioredis';
 import type { RedisKeys, RedisClient } from '../redis.ts';
@@ -29,7 +29,7 @@ export class EtagFingerprints {
       values.map(async (value, i) => {
         if (value) return value;
         const key = keys[i] as string;
-        await this.redis.set(key, randomBytes(9).toString('base64url'), 'EX', TTL_SECONDS, 'NX');
+        await this.redis.set(key, randomBytesPooled(9).toString('base64url'), 'EX', TTL_SECONDS, 'NX');
         return (await this.redis.get(key)) ?? '';
       }),
     );
@@ -48,6 +48,11 @@ export class EtagFingerprints {
    */
   bump(pipeline: ChainableCommander, scopes: string[], position: bigint | null = null): void {
     for (const scope of new Set(scopes))
-      pipeline.set(this.keys.etagScope(scope), fingerprintWithPosition(randomBytes(9).toString('base64url'), position), 'EX', TTL_SECONDS);
+      pipeline.set(
+        this.keys.etagScope(scope),
+        fingerprintWithPosition(randomBytesPooled(9).toString('base64url'), position),
+        'EX',
+        TTL_SECONDS,
+      );
   }
 }

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import type { ChainableCommander } from 'ioredis';
 import type { LedgerEvent } from '../entities/ledgerEvent.ts';
+import { randomBytesPooled } from '../ids.ts';
 import { encodeAnnouncement } from '../ledger/announcement.ts';
 import type { MarksState, PublicationMarks } from '../ledger/publisher.ts';
 import type { RedisKeys, RedisClient } from '../redis.ts';
@@ -51,12 +51,12 @@ export class LedgerMarks implements PublicationMarks {
   }
 
   markDirty(pipeline: ChainableCommander): void {
-    pipeline.set(this.keys.outboxDirty, randomBytes(9).toString('base64url'));
+    pipeline.set(this.keys.outboxDirty, randomBytesPooled(9).toString('base64url'));
   }
 
   /** Before a transaction that may write outbox rows, so that a crash after its commit still leaves the mark. Returns the mark. */
   async markDirtyNow(): Promise<string> {
-    const mark = randomBytes(9).toString('base64url');
+    const mark = randomBytesPooled(9).toString('base64url');
     await this.redis.set(this.keys.outboxDirty, mark);
     return mark;
   }
