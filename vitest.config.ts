@@ -1,6 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { ProcessesFirst } from './test/support/sequencer.ts';
 
 // The suite starts hundreds of Node processes (services, the CLI, the supervisor's roles) besides its own workers,
 // each compiling the same modules: V8's code cache, inherited by every one of them, cut the service's import from
@@ -20,6 +21,7 @@ export default defineConfig({
     // file's time is waiting (service processes starting, drain graces, timeouts that are the scenario): the suite's
     // own processes use about 460 s of CPU, and two at a time took 437 s of wall in CI, half the machine (docs/testing.md).
     maxWorkers: 3,
+    sequence: { sequencer: ProcessesFirst },
     // The JSON report lets .ci/run print a plain "N passed, N failed" closing line.
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results.json' },
