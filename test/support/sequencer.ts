@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /** A file that starts processes of its own: services, the CLI, HAProxy, engines, a Postgres replica, Chromium. */
-const STARTS_PROCESSES = /\b(startServiceProcess|spawn|execFile|Balancer\.start|startTopology|startOwnRedis|startStreamingPair|privateClone|launch)\(/;
+const STARTS_PROCESSES =
+  /\b(startServiceProcess|spawn|execFile|Balancer\.start|startTopology|startOwnRedis|startStreamingPair|privateClone|launch)\(/;
 
 /**
  * Files that start processes first. Vitest orders by the durations of the last run, or by file size where it has
