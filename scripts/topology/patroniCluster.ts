@@ -243,6 +243,20 @@ export class PatroniCluster {
   async switchover(): Promise<void> {
     const leader = await this.leader();
     const candidate = (await this.state()).find((m) => m.role === 'sync_standby')?.name;
+    // What an operator runs before a planned switchover (docs/operations.md): the leader's shutdown checkpoint then has
+    // little left to write, and writes stall for the demotion and the promotion only.
+    await run(join(this.bin, 'psql'), [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(leader.pgPort),
+      '-U',
+      'postgres',
+      '-d',
+      'postgres',
+      '-c',
+      'CHECKPOINT',
+    ]);
     const reply = await fetch(`http://127.0.0.1:${leader.restPort}/switchover`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
