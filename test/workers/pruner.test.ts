@@ -10,7 +10,9 @@ const t = useTestApp({}, ['api']);
 describe('pruning past the retry window', () => {
   it('deletes command results and spent nonces older than 24 hours by its clock and keeps younger ones', async () => {
     // Near the real time: other test files share this database and their fresh rows must survive.
-    const now = new Date(Date.now() + 60_000);
+    // Two hours ahead: its old rows are past the retention by this pruner's clock only, so the pruners of other files'
+    // apps (on the shared database, by the real clock) never delete them first and leave this one nothing to count.
+    const now = new Date(Date.now() + 2 * 3_600_000);
     const at = (msAgo: number) => new Date(now.getTime() - msAgo);
     const [oldCommand, youngCommand, oldNonce, youngNonce] = [
       unique('cmd_old'),
