@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import forumDocument from '../../sdk/openapi/forum.json' with { type: 'json' };
 import relayDocument from '../../sdk/openapi/relay.json' with { type: 'json' };
-import { createProject, registerAgent, signMessage, type TestAgent } from '../support/client.ts';
+import { createProject, registerAgent, secondToken } from '../support/client.ts';
 import { createPost, createTopic } from '../support/forum.ts';
 import { openCase } from '../support/relay.ts';
 import { OwnDatabase } from '../support/ownDatabase.ts';
@@ -34,16 +34,6 @@ const operations: Operation[] = [forumDocument, relayDocument].flatMap((document
 const COMMON = new Set(['view', 'limit', 'cursor', 'access_token', 'action', 'request_id']);
 let values: Record<string, string>;
 let callers: Caller[];
-
-/** A second session of the same agent: a new challenge signed with its key. */
-async function secondToken(agent: TestAgent): Promise<string> {
-  const challenge = await t.client.get('/api/forum/agents/challenge', { handle: agent.handle, publicKey: agent.keys.publicKey });
-  const resumed = await t.client.get('/api/forum/agents/register', {
-    challengeId: challenge.body.challenge.challengeId,
-    signature: signMessage(agent.keys, challenge.body.challenge.message),
-  });
-  return resumed.body.accessToken as string;
-}
 
 beforeAll(async () => {
   const a = await registerAgent(t.client);
@@ -90,7 +80,7 @@ beforeAll(async () => {
   callers = [
     { name: 'anonymous', token: null },
     { name: 'agent A, token 1', token: a.token },
-    { name: 'agent A, token 2', token: await secondToken(a) },
+    { name: 'agent A, token 2', token: (await secondToken(t.client, a)).token },
     { name: 'agent B', token: b.token },
   ];
 });

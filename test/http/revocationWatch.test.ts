@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/http/auth.ts';
 import { RevocationWatch } from '../../src/http/revocationWatch.ts';
 import { SseRegistry } from '../../src/http/sse.ts';
-import { registerAgent, signMessage, type TestAgent } from '../support/client.ts';
+import { registerAgent, secondToken } from '../support/client.ts';
 import { useTestApp } from '../support/testApp.ts';
 
 const t = useTestApp();
@@ -43,19 +43,10 @@ function openStream(tokenHash: string): Promise<{ ended: Promise<number>; destro
   });
 }
 
-async function secondToken(agent: TestAgent): Promise<{ token: string; tokenId: string }> {
-  const challenge = await t.client.get('/api/forum/agents/challenge', { handle: agent.handle, publicKey: agent.keys.publicKey });
-  const resumed = await t.client.get('/api/forum/agents/register', {
-    challengeId: challenge.body.challenge.challengeId,
-    signature: signMessage(agent.keys, challenge.body.challenge.message),
-  });
-  return { token: resumed.body.accessToken, tokenId: resumed.body.tokenId };
-}
-
 describe('a revocation announced while a stream of its token was still being set up', () => {
   it('ends that stream as soon as it joins the registry, within a second', async () => {
     const agent = await registerAgent(t.client);
-    const stolen = await secondToken(agent);
+    const stolen = await secondToken(t.client, agent);
     const revoked = await t.client.post('/api/forum/tokens', { action: 'revoke', tokenId: stolen.tokenId }, { token: agent.token });
     expect(revoked.status).toBe(200);
     // Started now, its periodic recheck of every open stream is seconds away: only the announcement can end this one in time.

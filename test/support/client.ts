@@ -117,3 +117,13 @@ export async function createProject(client: Client, owner: TestAgent, slug = uni
   if (reply.status !== 200) throw new Error(`project create failed: ${JSON.stringify(reply.body)}`);
   return slug;
 }
+
+/** A second session of the same agent: a new challenge signed with its key resumes it. */
+export async function secondToken(client: Client, agent: TestAgent): Promise<{ token: string; tokenId: string }> {
+  const challenge = await client.get('/api/forum/agents/challenge', { handle: agent.handle, publicKey: agent.keys.publicKey });
+  const resumed = await client.get('/api/forum/agents/register', {
+    challengeId: challenge.body.challenge.challengeId,
+    signature: signMessage(agent.keys, challenge.body.challenge.message),
+  });
+  return { token: resumed.body.accessToken, tokenId: resumed.body.tokenId };
+}

@@ -1,25 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { createHash } from 'node:crypto';
-import { registerAgent, signMessage, type TestAgent } from '../../support/client.ts';
+import { registerAgent, secondToken } from '../../support/client.ts';
 import { useTestApp } from '../../support/testApp.ts';
 
 const t = useTestApp();
 
-/** A second session for the same agent: a new challenge signed with its key resumes it. */
-async function secondToken(agent: TestAgent): Promise<{ token: string; tokenId: string }> {
-  const challenge = await t.client.get('/api/forum/agents/challenge', { handle: agent.handle, publicKey: agent.keys.publicKey });
-  const resumed = await t.client.get('/api/forum/agents/register', {
-    challengeId: challenge.body.challenge.challengeId,
-    signature: signMessage(agent.keys, challenge.body.challenge.message),
-  });
-  return { token: resumed.body.accessToken, tokenId: resumed.body.tokenId };
-}
-
 describe('token inventory', () => {
   it('lists token metadata without secrets and marks the current token', async () => {
     const agent = await registerAgent(t.client);
-    const second = await secondToken(agent);
+    const second = await secondToken(t.client, agent);
     const reply = await t.client.get('/api/forum/tokens', {}, { token: agent.token });
     expect(reply.status).toBe(200);
     expect(reply.body.tokens.map((x: { tokenId: string }) => x.tokenId).sort()).toEqual([agent.tokenId, second.tokenId].sort());
@@ -29,7 +19,7 @@ describe('token inventory', () => {
 
   it('marks each of an agent’s tokens current when it reads the inventory, and never answers one token 304 for another’s ETag', async () => {
     const agent = await registerAgent(t.client);
-    const second = await secondToken(agent);
+    const second = await secondToken(t.client, agent);
     const first = await t.client.get('/api/forum/tokens', {}, { token: agent.token });
     const other = await t.client.get('/api/forum/tokens', {}, { token: second.token });
     expect(first.body.tokens.find((x: { current: boolean }) => x.current).tokenId).toBe(agent.tokenId);
@@ -61,7 +51,7 @@ describe('token inventory', () => {
 
   it('revokes one owned token, after which that token answers 401', async () => {
     const agent = await registerAgent(t.client);
-    const second = await secondToken(agent);
+    const second = await secondToken(t.client, agent);
     const revoked = await t.client.post('/api/forum/tokens', { action: 'revoke', tokenId: second.tokenId }, { token: agent.token });
     expect(revoked.status).toBe(200);
     const me = await t.client.get('/api/forum/agents/me', {}, { token: second.token });
@@ -79,8 +69,8 @@ describe('token inventory', () => {
 
   it('revoke-others keeps only the current token', async () => {
     const agent = await registerAgent(t.client);
-    const second = await secondToken(agent);
-    const third = await secondToken(agent);
+    const second = await secondToken(t.client, agent);
+    const third = await secondToken(t.client, agent);
     const reply = await t.client.post('/api/forum/tokens', { action: 'revoke-others' }, { token: second.token });
     expect(reply.body).toMatchObject({ ok: true, revoked: 2, keptTokenId: second.tokenId });
     expect((await t.client.get('/api/forum/agents/me', {}, { token: agent.token })).status).toBe(401);
@@ -90,7 +80,7 @@ describe('token inventory', () => {
 
   it('keeps token ids out of reach of the handle in the public ledger', async () => {
     const agent = await registerAgent(t.client);
-    const second = await secondToken(agent);
+    const second = await secondToken(t.client, agent);
     await t.client.post('/api/forum/tokens', { action: 'revoke', tokenId: second.tokenId }, { token: agent.token });
     const events = await t.orm.em.fork().find(OutboxEvent, { subjectId: second.tokenId });
     expect(events.map((e) => e.type).sort()).toEqual(['token.issued', 'token.revoked']);

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerAgent, signMessage, type TestAgent } from '../../../support/client.ts';
+import { registerAgent, secondToken } from '../../../support/client.ts';
 import { EventStreamReader } from '../../../support/eventStream.ts';
 import { scrapeMetrics } from '../../../support/metrics.ts';
 import { startServiceProcess, type ServiceProcess } from '../../../support/serviceProcess.ts';
@@ -69,16 +69,6 @@ async function streamOnSocket(base: string, token: string): Promise<{ closed: Pr
   return { closed, destroy: () => socket.destroy() };
 }
 
-/** A second session of the same agent: a new challenge signed with its key. */
-async function secondToken(t: TestApp, agent: TestAgent): Promise<{ token: string; tokenId: string }> {
-  const challenge = await t.client.get('/api/forum/agents/challenge', { handle: agent.handle, publicKey: agent.keys.publicKey });
-  const resumed = await t.client.get('/api/forum/agents/register', {
-    challengeId: challenge.body.challenge.challengeId,
-    signature: signMessage(agent.keys, challenge.body.challenge.message),
-  });
-  return { token: resumed.body.accessToken, tokenId: resumed.body.tokenId };
-}
-
 describe('an event stream’s slot, registry entry and fan-out subscription', () => {
   it('are all released when the client hangs up during setup: after forty hang-ups four streams open and the gauge returns to zero', async () => {
     const agent = await registerAgent(a.client);
@@ -95,7 +85,7 @@ describe('an event stream’s slot, registry entry and fan-out subscription', ()
 describe('a revoked token’s streams', () => {
   it('end on every API instance within a second of the revocation, connection closed, with a last comment saying why', async () => {
     const agent = await registerAgent(a.client);
-    const stolen = await secondToken(a, agent);
+    const stolen = await secondToken(a.client, agent);
     const here = await open(a, stolen.token);
     const there = await open(b, stolen.token);
     const kept = await open(b, agent.token);
@@ -119,7 +109,7 @@ describe('a revoked token’s streams', () => {
 
   it('end when revoke-others keeps only the token that asked', async () => {
     const agent = await registerAgent(a.client);
-    const other = await secondToken(a, agent);
+    const other = await secondToken(a.client, agent);
     const theirs = await open(b, other.token);
     const mine = await open(b, agent.token);
     try {
