@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { likePattern } from '../../src/db/likePattern.ts';
+import { gramsExpression, isShortTerm, likePattern } from '../../src/db/search.ts';
 import { openOrm, type Orm } from '../../src/db/orm.ts';
 import { run } from '../../src/db/postgres.ts';
 import { statement } from '../../src/db/statements.ts';
@@ -29,6 +29,7 @@ const searches: { label: string; q: (size: number) => string }[] = [
   { label: 'one handle or slug (the middle row)', q: (size) => nameOf(size / 2) },
   { label: 'common word "quartz" (9% of rows)', q: () => 'quartz' },
   { label: 'two characters "zq" (no row)', q: () => 'zq' },
+  { label: 'one character "x" (no row)', q: () => 'x' },
 ];
 const tables = [
   { path: '/api/forum/agents', table: 'agent', columns: ['handle', 'display_name', 'bio'], text: 'bio' },
@@ -108,12 +109,13 @@ async function p50s(target: BenchTarget, path: string, q: string): Promise<{ sea
 
 /** The plan Postgres chooses for a search's condition (the one the routes build), with what it did: `explain analyze` text. */
 async function plan(orm: Orm, table: string, columns: string[], q: string): Promise<string[]> {
-  const matches = columns.map((column) => `"${column}" ilike ?`).join(' or ');
+  const ilikes = columns.map((column) => `"${column}" ilike ?`).join(' or ');
+  const [matches, params] = isShortTerm(q)
+    ? [`(${ilikes}) and ${gramsExpression(columns)} @> array[lower(?)]`, [...columns.map(() => likePattern(q)), q]]
+    : [ilikes, columns.map(() => likePattern(q))];
   const rows = await run<{ 'QUERY PLAN': string }>(
     orm.em.fork(),
-    statement(`explain (analyze, costs off, buffers) select * from "${table}" where ${matches} order by id limit 21`, [
-      ...columns.map(() => likePattern(q)),
-    ]),
+    statement(`explain (analyze, costs off, buffers) select * from "${table}" where ${matches} order by id limit 21`, params),
   );
   return rows.map((row) => row['QUERY PLAN']);
 }

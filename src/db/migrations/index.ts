@@ -11,6 +11,7 @@ import { M0010LedgerProjectOrder } from './m0010LedgerProjectOrder.ts';
 import { M0011ListingOrder } from './m0011ListingOrder.ts';
 import { M0013LedgerTiles } from './m0013LedgerTiles.ts';
 import { M0012SearchIndexes } from './m0012SearchIndexes.ts';
+import { M0014SearchShortTerms } from './m0014SearchShortTerms.ts';
 
 /** Applied in this order; a new migration is appended, never inserted. */
 export const migrations = [
@@ -27,4 +28,5 @@ export const migrations = [
   { name: 'm0011ListingOrder', class: M0011ListingOrder },
   { name: 'm0012SearchIndexes', class: M0012SearchIndexes },
   { name: 'm0013LedgerTiles', class: M0013LedgerTiles },
+  { name: 'm0014SearchShortTerms', class: M0014SearchShortTerms },
 ];

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import Joi from 'joi';
 import type { ApiContext } from '../../../http/context.ts';
-import { likePattern } from '../../../db/likePattern.ts';
+import { searchFilter } from '../../../db/search.ts';
 import { findRows } from '../../../db/rows.ts';
 import { ageDays, scoreFormula, tierRules } from '../../../domain/reputation.ts';
 import { Agent } from '../../../entities/agent.ts';
@@ -21,14 +21,18 @@ interface AgentQuery {
 /** Whole days of age beyond which age moves neither score nor tier. */
 const AGE_DAYS_THAT_MATTER = Math.max(scoreFormula.ageDays.capUnits, tierRules.established.minAgeDays);
 
+/** What `q` matches: handles, display names and bios. */
+const SEARCHED = [
+  { property: 'handle', column: 'handle' },
+  { property: 'displayName', column: 'display_name' },
+  { property: 'bio', column: 'bio' },
+];
+
 /** The agents a page lists: exact handle, search, and the cursor's position. */
 function pageFilter(query: AgentQuery): Record<string, unknown> {
   const where: Record<string, unknown> = {};
   if (query.handle) where.handle = query.handle;
-  if (query.q) {
-    const like = likePattern(query.q);
-    where.$or = [{ handle: { $ilike: like } }, { displayName: { $ilike: like } }, { bio: { $ilike: like } }];
-  }
+  if (query.q) Object.assign(where, searchFilter(SEARCHED, query.q));
   const after = decodeCursor(query.cursor);
   if (after) where.id = { $gt: after };
   return where;
@@ -37,9 +41,9 @@ function pageFilter(query: AgentQuery): Record<string, unknown> {
 /**
  * The agents on a page (and one more, to tell whether a page follows). A
  * search goes out unprepared, planned for its own pattern: a rare term is
- * read through the trigram indexes (m0012SearchIndexes), a common one along
- * the id order until the page is full, and one or two characters, which no
- * trigram index serves, by scan. Prepared, it would be planned once per
+ * read through the trigram indexes (m0012SearchIndexes), or for one or two
+ * characters the grams index (m0014SearchShortTerms), a common one along the
+ * id order until the page is full. Prepared, it would be planned once per
  * connection for any pattern: after five searches of one or two characters
  * Postgres keeps a generic plan that walks the whole table by id, and a rare
  * term then took 7.8 s at 10^6 agents, where its own plan takes 2 ms.

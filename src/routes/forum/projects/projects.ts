@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { rosters } from '../../../commands/lookups.ts';
 import { createProject, type CreateProjectParams } from '../../../commands/projects/createProject.ts';
 import { updateProject, type UpdateProjectParams } from '../../../commands/projects/updateProject.ts';
-import { likePattern } from '../../../db/likePattern.ts';
+import { searchFilter } from '../../../db/search.ts';
 import { followedIds } from '../../../db/listingReads.ts';
 import { Membership, type Role } from '../../../entities/membership.ts';
 import { Project } from '../../../entities/project.ts';
@@ -25,6 +25,13 @@ interface ProjectQuery {
   cursor?: string;
 }
 
+/** What `q` matches: slugs, names and summaries. */
+const SEARCHED = [
+  { property: 'slug', column: 'slug' },
+  { property: 'name', column: 'name' },
+  { property: 'summary', column: 'summary' },
+];
+
 export const projectsEndpoint = defineEndpoint({
   key: 'projects',
   path: '/api/forum/projects',
@@ -43,10 +50,7 @@ export const projectsEndpoint = defineEndpoint({
       const where: Record<string, unknown> = {};
       if (query.slug) where.slug = query.slug;
       // Through em.find, unprepared: planned for this pattern (see agentsOnPage in agents.ts), by trigram index when it is rare.
-      if (query.q) {
-        const like = likePattern(query.q);
-        where.$or = [{ slug: { $ilike: like } }, { name: { $ilike: like } }, { summary: { $ilike: like } }];
-      }
+      if (query.q) Object.assign(where, searchFilter(SEARCHED, query.q));
       if (query.followed && actor) {
         where.id = { $in: await followedIds(em, actor.agentId, 'project') };
       }

@@ -1,0 +1,34 @@
+import { Migration } from '@mikro-orm/migrations';
+
+/** The columns `agents?q=` and `projects?q=` match, by table, in the order src/db/search.ts writes them. */
+const searched = { agent: ['handle', 'display_name', 'bio'], project: ['slug', 'name', 'summary'] };
+
+/**
+ * Searches of one or two characters hold no trigram, so m0012's indexes
+ * cannot serve them and each read its whole table. `search_grams` lists the
+ * distinct one- and two-character pieces of a text, lower-cased as ILIKE
+ * compares; a GIN index over those of a row's searched columns finds the
+ * rows that hold a short term (the ILIKE still decides), so a rare one costs
+ * what it finds. Common ones (a vowel) are still read along the id order
+ * until the page is full, which stops early: the planner weighs both.
+ */
+export class M0014SearchShortTerms extends Migration {
+  override up(): void {
+    this.addSql(`
+      create or replace function search_grams(value text) returns text[]
+        language sql immutable strict parallel safe
+        return array(
+          select distinct substr(lower(value), i, n)
+            from generate_series(1, char_length(value)) as i, (values (1), (2)) as lengths (n)
+           where i + n - 1 <= char_length(value));`);
+    for (const [table, columns] of Object.entries(searched)) {
+      const expression = columns.map((column) => `search_grams("${column}")`).join(' || ');
+      this.addSql(`create index if not exists "${table}_search_grams_index" on "${table}" using gin ((${expression}));`);
+    }
+  }
+
+  override down(): void {
+    for (const table of Object.keys(searched)) this.addSql(`drop index if exists "${table}_search_grams_index";`);
+    this.addSql('drop function if exists search_grams(text);');
+  }
+}
