@@ -9,6 +9,10 @@ export interface Acknowledgement {
   sentAt: number;
   doneAt: number;
   projectSlug: string;
+  /** What it asked for (the endpoint's path), for the tables. */
+  path?: string;
+  /** Each attempt's answer and when it came, in ms after the write was first sent (`503 command_pending +10012`). */
+  attempts?: string[];
 }
 
 /** The load's first second warms connections; nothing sent or stalled in it is judged. */

@@ -77,6 +77,7 @@ export class WriteLoad {
     const key = `chaos-${process.pid}-${this.name}-${++this.serial}`;
     const sentAt = this.now();
     const deadline = Date.now() + 60_000;
+    const attempts: string[] = [];
     while (Date.now() < deadline) {
       this.counters.requests++;
       let status = 0;
@@ -96,9 +97,10 @@ export class WriteLoad {
         status = 0; // the API was killed or restarting: connection refused or reset
       }
       const code = (body.error as { code?: string } | undefined)?.code;
+      attempts.push(`${status || 'no answer'}${code ? ` ${code}` : ''} +${this.now() - sentAt}`);
       if (status >= 200 && status < 300) {
         this.counters.acknowledged++;
-        this.counters.successes.push({ sentAt, doneAt: this.now(), projectSlug });
+        this.counters.successes.push({ sentAt, doneAt: this.now(), projectSlug, path, attempts });
         return body;
       }
       if (status >= 500 && status !== 503) this.counters.serverErrors++;

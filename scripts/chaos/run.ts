@@ -238,6 +238,12 @@ function printFaultTable({ baseline, bounded, windows }: ReturnType<typeof judge
         `${w.ok ? 'yes' : 'NO'} |`,
     );
   }
+  // What the slowest write of each fault met, attempt by attempt: where a single write's stall comes from.
+  for (const w of windows.slice(1)) {
+    const { slowest } = w.figures;
+    if (slowest?.attempts)
+      console.log(`slowest write of "${w.name}": POST ${slowest.path} (${slowest.projectSlug}): ${slowest.attempts.join(', ')}`);
+  }
   const unfit = unfitBaseline(baseline);
   if (bounded && unfit.length > 0)
     console.log(
