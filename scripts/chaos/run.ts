@@ -10,24 +10,11 @@ import { closeRedis, connectRedis, queuePrefix, type RedisTarget } from '../../s
 import { Client, createProject, registerAgent } from '../../test/support/client.ts';
 import { createTopic } from '../../test/support/forum.ts';
 import { AlertWatch, faultAlerts, printAlertTable } from './alerts.ts';
-import {
-  type Acknowledgement,
-  type Baseline,
-  figuresByWindow,
-  JITTER_MS,
-  MAX_STEADY_GAP_MS,
-  MAX_STEADY_WRITE_MS,
-  steadyBaseline,
-  unfitBaseline,
-  WARM_UP_MS,
-  type WindowFigures,
-  withinBound,
-  gapWithinBound,
-} from './bounds.ts';
+import { type Acknowledgement, figuresByWindow, JITTER_MS, steadyBaseline, unfitBaseline, WARM_UP_MS, withinBound } from './bounds.ts';
 import { type StoreFindings, storeFindings } from './checks.ts';
 import { WriteLoad, type LoadAgent } from './load.ts';
 import type { ServiceProcess } from './processes.ts';
-import { type BoundsMode, type Check, correctnessChecks, verdict } from './verdict.ts';
+import { type BoundsMode, boundChecks, type Check, correctnessChecks, type Judged, type JudgedRun, verdict } from './verdict.ts';
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -173,19 +160,6 @@ export async function runScenario(scenario: Scenario): Promise<number> {
   return passed ? 0 : 1;
 }
 
-/** One row of the fault table: the steady state's window, or a fault's. */
-interface Judged {
-  name: string;
-  steady: boolean;
-  /** Where its window began (ms since the load began). */
-  at: number;
-  figures: WindowFigures;
-  bound: number | undefined;
-  ok: boolean;
-  /** When the first write sent after it was acknowledged, ms after it; null if none was. */
-  recoveredMs: number | null;
-}
-
 /**
  * The steady state (from the warm-up to the first fault) and each fault, judged by scripts/chaos/bounds.ts. With
  * any fault bounded, the steady state is held to a bound of 0: a write that stalls there, with no fault, is a finding.
@@ -196,7 +170,7 @@ function judge(
   faults: Fault[],
   injected: { name: string; at: number }[],
   span: number,
-): { baseline: Baseline; bounded: boolean; windows: Judged[] } {
+): JudgedRun {
   const baseline = steadyBaseline(successes, projects, injected[0]?.at ?? span);
   const bounded = faults.some((fault) => fault.boundMs !== undefined);
   const figures = figuresByWindow(successes, projects, [WARM_UP_MS, ...injected.map((fault) => fault.at)], span, baseline);
@@ -217,7 +191,7 @@ function judge(
   return { baseline, bounded, windows };
 }
 
-function printFaultTable({ baseline, bounded, windows }: ReturnType<typeof judge>): void {
+function printFaultTable({ baseline, bounded, windows }: JudgedRun): void {
   console.log(
     `steady state, ${WARM_UP_MS} ms in to the first fault: the longest any project went without an acknowledged write ` +
       `was ${baseline.gapMs} ms, the slowest write took ${baseline.latencyMs} ms`,
@@ -250,43 +224,6 @@ function printFaultTable({ baseline, bounded, windows }: ReturnType<typeof judge
       '\nchaos: this run is INVALID as a judge of the bounds: the steady state before the first fault is too slow to ' +
         `count them from (${unfit.join(', ')}): a machine this loaded would hide a fault's stall in it`,
     );
-}
-
-/** The bounds, where a fault has one: the steady state must be fit to judge by (else the run is invalid), and no window may exceed its bound. */
-function boundChecks({ baseline, bounded, windows }: ReturnType<typeof judge>): Check[] {
-  const faults = windows.slice(1);
-  const never: Check = {
-    name: 'faults never recovered from',
-    value: faults.filter((w) => w.recoveredMs === null).length,
-    ok: faults.every((w) => w.recoveredMs !== null),
-  };
-  if (!bounded) return [never];
-  const unfit = unfitBaseline(baseline);
-  const judged = windows.filter((w) => w.bound !== undefined);
-  const gapsOver = judged.filter((w) => !gapWithinBound(w.figures, w.bound as number, baseline));
-  const slowOver = judged.filter((w) => !w.ok && !gapsOver.includes(w));
-  return [
-    never,
-    {
-      name: `steady state fit to judge by (longest gap at most ${MAX_STEADY_GAP_MS} ms / slowest write at most ${MAX_STEADY_WRITE_MS} ms)`,
-      value: `${baseline.gapMs} / ${baseline.latencyMs}`,
-      ok: unfit.length === 0,
-      bound: true,
-    },
-    {
-      name: 'windows whose longest gap is over their bound',
-      value: gapsOver.length,
-      ok: gapsOver.length === 0,
-      bound: true,
-    },
-    // Reported, not failing: a clean-clone CI run (2cb8fac) held every gap but not every write (a write sent as the
-    // Redis master died took 6.0 s, bound 5; one sent as the switchover began 7.7 s, bound 3). Issue 41 stays open on it.
-    {
-      name: `windows whose slowest write is over their bound (reported, not enforced yet: ${slowOver.map((w) => w.name).join('; ') || 'none'})`,
-      value: slowOver.length,
-      ok: true,
-    },
-  ];
 }
 
 /**

@@ -2,6 +2,7 @@
  * How a chaos run ends: which checks it makes, which of them CHAOS_BOUNDS=report only prints, and the closing
  * line, which never says a check holds that was not enforced.
  */
+import { type Baseline, MAX_STEADY_GAP_MS, MAX_STEADY_WRITE_MS, unfitBaseline, type WindowFigures } from './bounds.ts';
 import type { StoreFindings } from './checks.ts';
 import type { LoadCounters } from './load.ts';
 
@@ -60,6 +61,58 @@ export function correctnessChecks(
     { name: 'outbox left unpublished', value: stores.unpublished, ok: stores.unpublished === 0 },
     { name: 'unhandled Redis error events', value: processes.unhandledErrors, ok: processes.unhandledErrors === 0 },
     { name: 'process exits the suite did not cause', value: processes.unexpectedExits, ok: processes.unexpectedExits === 0 },
+  ];
+}
+
+/** One row of the fault table: the steady state's window, or a fault's. */
+export interface Judged {
+  name: string;
+  steady: boolean;
+  /** Where its window began (ms since the load began). */
+  at: number;
+  figures: WindowFigures;
+  bound: number | undefined;
+  ok: boolean;
+  /** When the first write sent after it was acknowledged, ms after it; null if none was. */
+  recoveredMs: number | null;
+}
+
+/** A run's windows, judged against the steady state's baseline; `bounded` when any fault has a bound. */
+export interface JudgedRun {
+  baseline: Baseline;
+  bounded: boolean;
+  windows: Judged[];
+}
+
+/**
+ * The bounds, where a fault has one: the steady state must be fit to judge by (else the run is invalid), and no
+ * window may exceed its bound, neither by its longest gap nor by its slowest write (bounds.ts withinBound): gaps are
+ * per project, so one write could stall for its whole patience while the project's other writers kept them short.
+ */
+export function boundChecks({ baseline, bounded, windows }: JudgedRun): Check[] {
+  const faults = windows.slice(1);
+  const never: Check = {
+    name: 'faults never recovered from',
+    value: faults.filter((w) => w.recoveredMs === null).length,
+    ok: faults.every((w) => w.recoveredMs !== null),
+  };
+  if (!bounded) return [never];
+  const unfit = unfitBaseline(baseline);
+  const over = windows.filter((w) => w.bound !== undefined && !w.ok);
+  return [
+    never,
+    {
+      name: `steady state fit to judge by (longest gap at most ${MAX_STEADY_GAP_MS} ms / slowest write at most ${MAX_STEADY_WRITE_MS} ms)`,
+      value: `${baseline.gapMs} / ${baseline.latencyMs}`,
+      ok: unfit.length === 0,
+      bound: true,
+    },
+    {
+      name: `windows whose longest gap or slowest write is over their bound (${over.map((w) => w.name).join('; ') || 'none'})`,
+      value: over.length,
+      ok: over.length === 0,
+      bound: true,
+    },
   ];
 }
 

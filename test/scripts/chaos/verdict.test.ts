@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { StoreFindings } from '../../../scripts/chaos/checks.ts';
+import { withinBound as keptBound } from '../../../scripts/chaos/bounds.ts';
 import type { LoadCounters } from '../../../scripts/chaos/load.ts';
-import { boundsMode, type Check, correctnessChecks, verdict } from '../../../scripts/chaos/verdict.ts';
+import { boundChecks, boundsMode, type Check, correctnessChecks, type Judged, verdict } from '../../../scripts/chaos/verdict.ts';
 
 const counters = (changes: Partial<LoadCounters> = {}): LoadCounters => ({
   requests: 100,
@@ -79,5 +80,35 @@ describe('verdict', () => {
     expect(verdict([correct, withinBound], 'report').lines.at(-1)).toBe(
       'chaos: the enforced checks hold; 1 bound and alert checks were not enforced (CHAOS_BOUNDS=report), 0 of them failing',
     );
+  });
+});
+
+describe('boundChecks', () => {
+  const baseline = { gapMs: 400, latencyMs: 300 };
+  const window = (name: string, bound: number | undefined, gapMs: number, latencyMs: number): Judged => {
+    const figures = { gapMs, gap: null, latencyMs, slowest: null };
+    return {
+      name,
+      steady: false,
+      at: 0,
+      figures,
+      bound,
+      ok: bound === undefined || keptBound(figures, bound, baseline),
+      recoveredMs: 100,
+    };
+  };
+
+  it('fails an enforced run on a fault whose gaps held but whose slowest write took longer than its bound allows, naming it', () => {
+    const windows = [window('steady state', 0, 400, 300), window('switchover', 3000, 1800, 3000 + 300 + 251)];
+    const checks = boundChecks({ baseline, bounded: true, windows });
+    const over = checks.find((check) => check.name.startsWith('windows whose longest gap or slowest write'));
+    expect(over).toMatchObject({ value: 1, ok: false, bound: true });
+    expect(over?.name).toContain('(switchover)');
+    expect(verdict(checks, 'enforce').passed).toBe(false);
+  });
+
+  it('passes an enforced run whose every window kept its bound by gap and by write', () => {
+    const windows = [window('steady state', 0, 400, 300), window('switchover', 3000, 1800, 3000 + 300 + 250)];
+    expect(verdict(boundChecks({ baseline, bounded: true, windows }), 'enforce').passed).toBe(true);
   });
 });
