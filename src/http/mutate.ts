@@ -183,13 +183,17 @@ function refuseOverLimit(ctx: ApiContext, action: ActionSpec, decision: RateDeci
   });
 }
 
-/** Enqueues the command and waits for its result; a key whose command never left is freed, one still running answers 503. */
-async function dispatch(ctx: ApiContext, command: Command): Promise<CommandResult> {
+/**
+ * Builds the command (its partition may need a Postgres lookup), enqueues it and waits for its result. A key whose
+ * command never left is freed, so that a retry once Postgres or Redis is back is applied at once rather than told
+ * for COMMAND_TIMEOUT_MS that its first attempt is still running; one still running answers 503 command_pending.
+ */
+async function dispatch(ctx: ApiContext, claim: RetryKeyClaim | null, build: () => Promise<Command>): Promise<CommandResult> {
   let result: CommandResult | null;
   try {
-    result = await ctx.dispatcher.dispatch(command);
+    result = await ctx.dispatcher.dispatch(await build());
   } catch (error) {
-    if (command.idempotency) await ctx.idempotency.release(command.idempotency.cacheKey);
+    if (claim) await ctx.idempotency.release(claim.cacheKey);
     throw error;
   }
   if (!result) {
@@ -233,7 +237,7 @@ export async function runMutation(
   const tokenSecret = action.issuesToken ? `agora_${randomToken(32)}` : null;
   // `view` rides beside the data, not in it; the retry-key fingerprint above still covers it.
   const { view, ...data } = params;
-  const result = await dispatch(ctx, {
+  const result = await dispatch(ctx, identity.claim, async () => ({
     commandId: identity.commandId,
     type: action.command.type,
     actor: auth?.actor ?? null,
@@ -242,7 +246,7 @@ export async function runMutation(
     partitionKey: await action.partitionKey(params, auth?.actor ?? null, db),
     idempotency: identity.claim ? { cacheKey: identity.claim.cacheKey, fingerprint: identity.claim.fingerprint } : null,
     replyTo: ctx.dispatcher.replyChannel,
-  });
+  }));
   const answered = tokenSecret && result.status < 400 ? { ...result, body: { ...result.body, accessToken: tokenSecret } } : result;
   return reply(request, h, answered, decision ? rateHeaders(action.rateClass, decision) : { 'Idempotency-Replayed': 'true' });
 }

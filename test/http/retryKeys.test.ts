@@ -1,8 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { OutboxEvent } from '../../src/entities/outboxEvent.ts';
 import { Project } from '../../src/entities/project.ts';
 import { redisKeys } from '../../src/redis.ts';
 import { registerAgent, unique, type TestAgent } from '../support/client.ts';
+import { createPost, newTopic } from '../support/forum.ts';
+import { TcpProxy, targetOf } from '../support/tcpProxy.ts';
 import { startTestApp, useTestApp, type TestApp } from '../support/testApp.ts';
 
 const t = useTestApp();
@@ -189,5 +191,46 @@ describe('a pending retry key', () => {
     const ttl = await apiOnly.redis.pttl(entry);
     expect(ttl).toBeLessThanOrEqual(10 * 60 * 1000);
     expect(ttl).toBeGreaterThan(10 * 60 * 1000 - 60_000);
+  });
+});
+
+describe('a retry key whose command never left the API', () => {
+  // A second API on the same Redis whose Postgres the test can cut: a vote's partition is its post's project, looked up there.
+  const postgres = new TcpProxy(targetOf(inject('databaseUrl'), 5432));
+  let cut: TestApp;
+  beforeAll(async () => {
+    await postgres.open();
+    cut = await startTestApp({ DATABASE_URL: postgres.url(inject('databaseUrl')), REDIS_PREFIX: t.settings.redisPrefix }, ['api']);
+  });
+  afterAll(async () => {
+    await cut.stop();
+    await postgres.close();
+  });
+
+  it('is freed when the lookup of its partition meets Postgres down, so the retry after it is back is applied at once', async () => {
+    const topic = await newTopic(t.client);
+    const post = await createPost(t.client, topic.owner, topic);
+    const voter = await registerAgent(t.client);
+    expect((await cut.client.get('/api/forum/agents/me', {}, { token: voter.token })).status).toBe(200);
+    const key = unique('k');
+    const vote = () =>
+      cut.client.post(
+        '/api/forum/votes',
+        { action: 'cast', postId: post.id, value: 'support' },
+        { token: voter.token, headers: { 'idempotency-key': key } },
+      );
+    await postgres.close();
+    let failed: Awaited<ReturnType<typeof vote>>;
+    try {
+      failed = await vote();
+    } finally {
+      await postgres.open();
+    }
+    expect({ status: failed.status, code: failed.body.error?.code }).toEqual({ status: 503, code: 'service_unavailable' });
+    expect(await t.redis.exists(redisKeys(t.settings.redisPrefix).idempotency(voter.agentId, key))).toBe(0);
+    const retried = await vote();
+    expect(retried.status).toBe(200);
+    expect(retried.headers.get('idempotency-replayed')).toBeNull();
+    expect(retried.body.tally).toEqual({ support: 1, contest: 0 });
   });
 });
