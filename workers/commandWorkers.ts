@@ -274,7 +274,8 @@ export class CommandWorkers {
     const recorded = await findResults(this.runtime.orm.em.fork(), commandIds(commands));
     for (const command of commands) {
       const result = recorded.get(command.commandId);
-      if (!result && command.idempotency) await this.stores.idempotency.release(command.idempotency.cacheKey);
+      // One try: the worker cannot know when a retry may take the claim over; if Redis is down, so is the reply below.
+      if (!result && command.idempotency) await this.stores.idempotency.release(command.idempotency.cacheKey, Date.now());
       await this.runtime.redis.publish(command.replyTo, encodeReply(command.commandId, result ?? GAVE_UP));
     }
   }

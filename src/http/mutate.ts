@@ -188,12 +188,18 @@ function refuseOverLimit(ctx: ApiContext, action: ActionSpec, decision: RateDeci
  * command never left is freed, so that a retry once Postgres or Redis is back is applied at once rather than told
  * for COMMAND_TIMEOUT_MS that its first attempt is still running; one still running answers 503 command_pending.
  */
-async function dispatch(ctx: ApiContext, claim: RetryKeyClaim | null, build: () => Promise<Command>): Promise<CommandResult> {
+async function dispatch(
+  ctx: ApiContext,
+  claim: RetryKeyClaim | null,
+  requestedAt: Date,
+  build: () => Promise<Command>,
+): Promise<CommandResult> {
   let result: CommandResult | null;
   try {
     result = await ctx.dispatcher.dispatch(await build());
   } catch (error) {
-    if (claim) await ctx.idempotency.release(claim.cacheKey);
+    // Given up before a retry may take the claim over (commandTimeoutMs + 1 s after it was made, after the request began).
+    if (claim) await ctx.idempotency.release(claim.cacheKey, requestedAt.getTime() + ctx.settings.commandTimeoutMs);
     throw error;
   }
   if (!result) {
@@ -237,7 +243,7 @@ export async function runMutation(
   const tokenSecret = action.issuesToken ? `agora_${randomToken(32)}` : null;
   // `view` rides beside the data, not in it; the retry-key fingerprint above still covers it.
   const { view, ...data } = params;
-  const result = await dispatch(ctx, identity.claim, async () => ({
+  const result = await dispatch(ctx, identity.claim, now, async () => ({
     commandId: identity.commandId,
     type: action.command.type,
     actor: auth?.actor ?? null,

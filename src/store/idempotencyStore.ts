@@ -13,6 +13,9 @@ export const RETRY_KEY_TTL_SECONDS = 86_400;
  */
 export const PENDING_CLAIM_TTL_SECONDS = 600;
 
+/** How often a key whose release met Redis down is tried again (see IdempotencyStore.release). */
+const RELEASE_RETRY_MS = 200;
+
 /** Who holds a pending key: the reply channel of the API instance waiting for it, and since when (ms). */
 export interface ClaimHolder {
   replyTo: string;
@@ -92,8 +95,28 @@ export class IdempotencyStore {
     return pipeline.set(cacheKey, JSON.stringify(entry), 'EX', RETRY_KEY_TTL_SECONDS);
   }
 
-  /** Frees a key whose command could not be enqueued. */
-  async release(cacheKey: string): Promise<void> {
-    await this.redis.del(cacheKey);
+  /**
+   * Frees a key whose command could not be enqueued. Redis may be what failed (in a failover the API's fail-fast
+   * commands hear MOVED for a moment): then the delete is tried again every RELEASE_RETRY_MS until `until` (ms since
+   * the epoch), which must come before any retry may take the claim over (http/mutate.ts holderIsGone); freed once
+   * Redis answers, a retry is applied at once instead of hearing 409 idempotency_in_progress until then.
+   */
+  async release(cacheKey: string, until: number): Promise<void> {
+    if (!(await this.deleted(cacheKey))) void this.releaseLater(cacheKey, until);
+  }
+
+  private async releaseLater(cacheKey: string, until: number): Promise<void> {
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, RELEASE_RETRY_MS).unref());
+      if (Date.now() >= until || (await this.deleted(cacheKey))) return;
+    }
+  }
+
+  /** Whether Redis deleted the key (false: it could not be reached). */
+  private deleted(cacheKey: string): Promise<boolean> {
+    return this.redis.del(cacheKey).then(
+      () => true,
+      () => false,
+    );
   }
 }

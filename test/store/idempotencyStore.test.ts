@@ -4,6 +4,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, i
 import { redisReady } from '../../src/redis.ts';
 import { IdempotencyStore, PENDING_CLAIM_TTL_SECONDS, RETRY_KEY_TTL_SECONDS } from '../../src/store/idempotencyStore.ts';
 import { RedisCluster } from '../support/redisCluster.ts';
+import { until } from '../support/serviceProcess.ts';
+import { TcpProxy, targetOf } from '../support/tcpProxy.ts';
 
 /**
  * The retry-key store against a real Redis (the suite's, keys under a prefix
@@ -118,7 +120,7 @@ describe('retry-key store', () => {
 
   it('frees a key whose command could not be enqueued', async () => {
     await redis.set(key('freed'), store.pendingEntry('fp1', 'cmd1', 'r'));
-    await store.release(key('freed'));
+    await store.release(key('freed'), Date.now() + 5000);
     expect(await redis.exists(key('freed'))).toBe(0);
   });
 
@@ -167,5 +169,44 @@ describe('retry-key store on a Redis Cluster', () => {
     } finally {
       for (const master of masters) master.disconnect();
     }
+  });
+});
+
+describe('a release that meets Redis unreachable', () => {
+  // The store on a fail-fast connection (as the API's) through a proxy the test closes: Redis gone as the API sees it.
+  const proxy = new TcpProxy(targetOf(inject('redisUrl'), 6379));
+  let cut: Redis;
+  let cutStore: IdempotencyStore;
+  beforeAll(async () => {
+    await proxy.open();
+    cut = new Redis(proxy.url(inject('redisUrl')), { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+    cut.on('error', () => {}); // the closed proxy refusing reconnections: the outage these tests make
+    await cut.connect();
+    cutStore = new IdempotencyStore(cut);
+  });
+  afterAll(async () => {
+    cut.disconnect();
+    await proxy.close();
+  });
+
+  it('frees the key once Redis answers again, before its deadline, without failing the caller', async () => {
+    await redis.set(key('later'), store.pendingEntry('fp1', 'cmd1', 'r'));
+    await proxy.close();
+    await cutStore.release(key('later'), Date.now() + 60_000);
+    expect(await redis.exists(key('later'))).toBe(1);
+    await proxy.open();
+    await until(async () => (await redis.exists(key('later'))) === 0, 10_000, 'the key to be freed');
+  });
+
+  it('leaves the key after its deadline, when a retry may take the claim over instead', async () => {
+    await until(async () => cut.status === 'ready', 10_000, 'the connection to be back');
+    await redis.set(key('kept'), store.pendingEntry('fp1', 'cmd1', 'r'));
+    await proxy.close();
+    await cutStore.release(key('kept'), Date.now() + 1000);
+    vi.setSystemTime(Date.now() + 2000);
+    await proxy.open();
+    await until(async () => cut.status === 'ready', 10_000, 'the connection to be back');
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await redis.exists(key('kept'))).toBe(1);
   });
 });
