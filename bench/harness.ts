@@ -178,6 +178,8 @@ interface PgWork {
   commits: number;
   inserted: number;
   updated: number;
+  /** Updates that added no index entry (heap-only tuples): the others write every index of their table. */
+  hotUpdated: number;
   indexScans: number;
   seqScans: number;
 }
@@ -187,13 +189,15 @@ async function pgWork(databaseUrl: string): Promise<PgWork> {
   try {
     const [row] = await orm.em.fork().execute<Record<keyof PgWork, string>[]>(
       `select (select xact_commit from pg_stat_database where datname = current_database()) as commits,
-              sum(n_tup_ins) as inserted, sum(n_tup_upd) as updated, sum(coalesce(idx_scan, 0)) as "indexScans", sum(seq_scan) as "seqScans"
+              sum(n_tup_ins) as inserted, sum(n_tup_upd) as updated, sum(n_tup_hot_upd) as "hotUpdated",
+              sum(coalesce(idx_scan, 0)) as "indexScans", sum(seq_scan) as "seqScans"
          from pg_stat_user_tables`,
     );
     return {
       commits: Number(row?.commits),
       inserted: Number(row?.inserted),
       updated: Number(row?.updated),
+      hotUpdated: Number(row?.hotUpdated),
       indexScans: Number(row?.indexScans),
       seqScans: Number(row?.seqScans),
     };

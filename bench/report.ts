@@ -56,7 +56,7 @@ export function report(results: BenchResult[]): void {
   console.log('\nPostgres per request:');
   console.log(
     table(
-      ['scenario', 'primary commits', 'rows inserted', 'rows updated', 'index scans', 'seq scans', 'replica commits'],
+      ['scenario', 'primary commits', 'rows inserted', 'rows updated', 'of them HOT', 'index scans', 'seq scans', 'replica commits'],
       results.map((r) => {
         const pg = r.pgPerRequest;
         return [
@@ -64,6 +64,7 @@ export function report(results: BenchResult[]): void {
           pg.commits.toFixed(2),
           pg.inserted.toFixed(2),
           pg.updated.toFixed(2),
+          pg.hotUpdated.toFixed(2),
           pg.indexScans.toFixed(2),
           pg.seqScans.toFixed(3),
           r.replicaCommitsPerRequest.toFixed(2),
