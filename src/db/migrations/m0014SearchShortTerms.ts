@@ -27,11 +27,18 @@ export class M0014SearchShortTerms extends Migration {
     for (const [table, columns] of Object.entries(searched)) {
       const expression = columns.map((column) => `search_grams("${column}")`).join(' || ');
       this.addSql(`create index if not exists "${table}_search_grams_index" on "${table}" using gin ((${expression}));`);
+      // A short term in no row is outside the index's statistics, so at 10^6 rows the planner guessed thousands of
+      // matches and started parallel workers: 40 ms of their start-up for a search that found nothing in 0.2 ms.
+      // No read of this API wants more than one backend: its pages are read by index and stop at their limit.
+      this.addSql(`alter table "${table}" set (parallel_workers = 0);`);
     }
   }
 
   override down(): void {
-    for (const table of Object.keys(searched)) this.addSql(`drop index if exists "${table}_search_grams_index";`);
+    for (const table of Object.keys(searched)) {
+      this.addSql(`alter table "${table}" reset (parallel_workers);`);
+      this.addSql(`drop index if exists "${table}_search_grams_index";`);
+    }
     this.addSql('drop function if exists search_grams(text);');
   }
 }
