@@ -74,20 +74,34 @@ async function found(path: string, field: string, q: string): Promise<string[]> 
 
 const byTable = searches.map((search) => [search.table, search] as const);
 
+/**
+ * Searches `q` over HTTP, expects the marked rows, and returns the plan of every matching statement it sent: the
+ * indexes its Bitmap Index Scans read, and how it read the searched table.
+ */
+async function plansOfSearch(search: (typeof searches)[number], q: string) {
+  let answered: string[] = [];
+  const sent = await statementsSentDuring(async () => {
+    answered = await found(search.path, search.field, q);
+  });
+  expect(answered).toEqual(markers);
+  const searched = sent.filter((statement) => /\bilike\b/i.test(statement.sql));
+  expect(searched.length).toBeGreaterThan(0);
+  const plans: { bitmapScans: (string | undefined)[]; tableReads: string[] }[] = [];
+  for (const statement of searched) {
+    const nodes = (await planner.planOf(statement)) as (PlanNode & { 'Index Name'?: string })[];
+    plans.push({
+      bitmapScans: nodes.filter((node) => node['Node Type'] === 'Bitmap Index Scan').map((node) => node['Index Name']),
+      tableReads: nodes.filter((node) => node['Relation Name'] === search.table).map((node) => node['Node Type']),
+    });
+  }
+  return plans;
+}
+
 describe('searches over a seeded service', () => {
   it.each(byTable)('finds a rare term in %s through the trigram index of every column it matches, never a scan', async (_table, search) => {
-    let answered: string[] = [];
-    const sent = await statementsSentDuring(async () => {
-      answered = await found(search.path, search.field, 'ZEPHYRINE');
-    });
-    expect(answered).toEqual(markers);
-    const searched = sent.filter((statement) => /\bilike\b/i.test(statement.sql));
-    expect(searched.length).toBeGreaterThan(0);
-    for (const statement of searched) {
-      const nodes = (await planner.planOf(statement)) as (PlanNode & { 'Index Name'?: string })[];
-      const bitmapScans = nodes.filter((node) => node['Node Type'] === 'Bitmap Index Scan').map((node) => node['Index Name']);
+    for (const { bitmapScans, tableReads } of await plansOfSearch(search, 'ZEPHYRINE')) {
       expect(bitmapScans.sort()).toEqual([...search.indexes].sort());
-      expect(nodes.filter((node) => node['Relation Name'] === search.table).map((node) => node['Node Type'])).toEqual(['Bitmap Heap Scan']);
+      expect(tableReads).toEqual(['Bitmap Heap Scan']);
     }
   });
 
@@ -96,18 +110,9 @@ describe('searches over a seeded service', () => {
   });
 
   it.each(byTable)('finds a rare term of two characters in %s, which holds no trigram, through its grams index', async (table, search) => {
-    let answered: string[] = [];
-    const sent = await statementsSentDuring(async () => {
-      answered = await found(search.path, search.field, 'zQ');
-    });
-    expect(answered).toEqual(markers);
-    const searched = sent.filter((statement) => /\bilike\b/i.test(statement.sql));
-    expect(searched.length).toBeGreaterThan(0);
-    for (const statement of searched) {
-      const nodes = (await planner.planOf(statement)) as (PlanNode & { 'Index Name'?: string })[];
-      const bitmapScans = nodes.filter((node) => node['Node Type'] === 'Bitmap Index Scan').map((node) => node['Index Name']);
+    for (const { bitmapScans, tableReads } of await plansOfSearch(search, 'zQ')) {
       expect(bitmapScans).toEqual([`${table}_search_grams_index`]);
-      expect(nodes.filter((node) => node['Relation Name'] === table).map((node) => node['Node Type'])).toEqual(['Bitmap Heap Scan']);
+      expect(tableReads).toEqual(['Bitmap Heap Scan']);
     }
   });
 
