@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Project } from '../src/entities/project.ts';
 import { registerAgent, unique } from './support/client.ts';
-import { startServiceProcess, until } from './support/serviceProcess.ts';
+import { startServiceProcess } from './support/serviceProcess.ts';
+import { until } from './support/until.ts';
 import { useTestApp } from './support/testApp.ts';
 
 const t = useTestApp();

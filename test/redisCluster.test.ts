@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registerAgent, unique, type Reply, type TestAgent } from './support/client.ts';
 import { newTopic, type TestTopic } from './support/forum.ts';
 import { RedisCluster } from './support/redisCluster.ts';
-import { until } from './support/serviceProcess.ts';
+import { until } from './support/until.ts';
 import { startTestApp, type TestApp } from './support/testApp.ts';
 
 let cluster: RedisCluster;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerAgent, unique } from './support/client.ts';
-import { answersHealthz, isAlive, startServiceProcess, until, type ServiceProcess } from './support/serviceProcess.ts';
+import { answersHealthz, isAlive, startServiceProcess, type ServiceProcess } from './support/serviceProcess.ts';
+import { until } from './support/until.ts';
 
 let service: ServiceProcess;
 beforeAll(async () => {

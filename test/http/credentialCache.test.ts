@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Client, createProject, registerAgent, type TestAgent } from '../support/client.ts';
 import { rotateKey } from '../support/signedActions.ts';
 import { TcpProxy, targetOf } from '../support/tcpProxy.ts';
-import { startServiceProcess, until, type ServiceProcess } from '../support/serviceProcess.ts';
+import { startServiceProcess, type ServiceProcess } from '../support/serviceProcess.ts';
+import { until } from '../support/until.ts';
 import { keysMatching, useTestApp } from '../support/testApp.ts';
 
 // Instance A: the test app (API and workers). Instance B: a second API process on the same Redis and Postgres,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OwnRedis } from '../../scripts/chaos/services.ts';
 import { startOwnRedis } from '../../scripts/chaos/services.ts';
 import { sample, scrapeMetrics } from '../support/metrics.ts';
-import { until } from '../support/serviceProcess.ts';
+import { until } from '../support/until.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let redis: OwnRedis;

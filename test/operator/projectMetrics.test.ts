@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createPost, newTopic, type TestTopic } from '../support/forum.ts';
 import { sample, scrapeMetrics } from '../support/metrics.ts';
 import { queuesIdle } from '../support/queues.ts';
-import { until } from '../support/serviceProcess.ts';
+import { until } from '../support/until.ts';
 import { failCommandOf, holdProjects } from '../support/stuckProjects.ts';
 import { useTestApp } from '../support/testApp.ts';
 

@@ -3,7 +3,7 @@ import { Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { readJobData, readJobFields } from '../../src/pipeline/bullmqInternals.ts';
-import { until } from '../support/serviceProcess.ts';
+import { until } from '../support/until.ts';
 
 /**
  * The adapter against the installed BullMQ: jobs written and worked on by

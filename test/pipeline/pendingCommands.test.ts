@@ -5,7 +5,8 @@ import { startApp, type RunningApp } from '../../src/app.ts';
 import { allPartitionQueueNames } from '../../src/pipeline/partitions.ts';
 import { Project } from '../../src/entities/project.ts';
 import { registerAgent, unique, type Client, type TestAgent } from '../support/client.ts';
-import { startServiceProcess, until } from '../support/serviceProcess.ts';
+import { startServiceProcess } from '../support/serviceProcess.ts';
+import { until } from '../support/until.ts';
 import { keysMatching, startTestApp, type TestApp } from '../support/testApp.ts';
 
 let full: TestApp;

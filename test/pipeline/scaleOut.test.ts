@@ -6,7 +6,8 @@ import { createTopic, type TestTopic } from '../support/forum.ts';
 import { Balancer } from '../support/haproxy.ts';
 import { queuesIdle, workersListening } from '../support/queues.ts';
 import { freePort } from '../../scripts/chaos/services.ts';
-import { startServiceProcess, until, type ServiceProcess } from '../support/serviceProcess.ts';
+import { startServiceProcess, type ServiceProcess } from '../support/serviceProcess.ts';
+import { until } from '../support/until.ts';
 import { useTestApp } from '../support/testApp.ts';
 
 // The database, the Redis prefix and a direct look at both; the service under test runs as separate processes on that prefix.

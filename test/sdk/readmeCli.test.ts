@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OwnDatabase } from '../support/ownDatabase.ts';
-import { until } from '../support/serviceProcess.ts';
+import { until } from '../support/until.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 const root = join(import.meta.dirname, '..', '..');

@@ -5,6 +5,7 @@ import { redisReady } from '../../src/redis.ts';
 import { IdempotencyStore, PENDING_CLAIM_TTL_SECONDS, RETRY_KEY_TTL_SECONDS } from '../../src/store/idempotencyStore.ts';
 import { RedisCluster } from '../support/redisCluster.ts';
 import { TcpProxy, targetOf } from '../support/tcpProxy.ts';
+import { until } from '../support/until.ts';
 
 /**
  * The retry-key store against a real Redis (the suite's, keys under a prefix
@@ -178,15 +179,6 @@ describe('retry-key store on a Redis Cluster', () => {
     }
   });
 });
-
-/** Polls `check` every 50 ms on the real clock (Date is faked here) until it holds; fails after `ms`. */
-async function until(check: () => Promise<boolean> | boolean, ms: number, what: string): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('a release that meets Redis unreachable', () => {
   // The store on a fail-fast connection (as the API's) through a proxy the test closes: Redis gone as the API sees it.

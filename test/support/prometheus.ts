@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { freePort } from '../../scripts/chaos/services.ts';
-import { until } from './serviceProcess.ts';
+import { until } from './until.ts';
 
 /** An engine (Prometheus, an exporter) as a local process on a port picked for it, answering HTTP. */
 export interface HttpEngine {

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { Client } from './client.ts';
 import { testEnv } from './testApp.ts';
+import { until } from './until.ts';
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -22,16 +23,6 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/** Polls `check` every 50 ms until it holds, for at most `ms`. */
-export async function until(check: () => Promise<boolean> | boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out after ${ms} ms waiting for ${what}`);
 }
 
 export async function answersHealthz(client: Client): Promise<boolean> {

@@ -5,7 +5,7 @@ import type { Command } from '../../src/pipeline/command.ts';
 import { partitionOf, partitionQueueName } from '../../src/pipeline/partitions.ts';
 import { queuePrefix, type RedisClient } from '../../src/redis.ts';
 import { projectPartition } from '../../src/routes/forum/partitions.ts';
-import { until } from './serviceProcess.ts';
+import { until } from './until.ts';
 import { beginHeld } from './heldTransaction.ts';
 import type { TestApp } from './testApp.ts';
 

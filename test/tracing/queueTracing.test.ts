@@ -11,7 +11,7 @@ const { startApp } = await import('../../src/app.ts');
 const { startTestApp } = await import('../support/testApp.ts');
 const { createProject, registerAgent, unique } = await import('../support/client.ts');
 const { createTopic } = await import('../support/forum.ts');
-const { until } = await import('../support/serviceProcess.ts');
+const { until } = await import('../support/until.ts');
 
 type TestApp = Awaited<ReturnType<typeof startTestApp>>;
 type RunningApp = Awaited<ReturnType<typeof startApp>>;

@@ -8,7 +8,7 @@ import { takesSetBasedPath } from '../../workers/applySetBased.ts';
 import { registerAgent, unique, type Client, type Reply, type TestAgent } from '../support/client.ts';
 import { newTopic, type TestTopic } from '../support/forum.ts';
 import { queuesIdle, workersListening } from '../support/queues.ts';
-import { until } from '../support/serviceProcess.ts';
+import { until } from '../support/until.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let t: TestApp;

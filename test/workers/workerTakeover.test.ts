@@ -6,7 +6,7 @@ import { connectRedis, type RedisClient } from '../../src/redis.ts';
 import { registerAgent, unique, type Reply, type TestAgent } from '../support/client.ts';
 import { newTopic, type TestTopic } from '../support/forum.ts';
 import { queuesIdle, workersListening } from '../support/queues.ts';
-import { until } from '../support/serviceProcess.ts';
+import { until } from '../support/until.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 /**

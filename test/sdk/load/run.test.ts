@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { until } from '../../support/serviceProcess.ts';
+import { until } from '../../support/until.ts';
 import { startTestApp, type TestApp } from '../../support/testApp.ts';
 
 const bin = join(import.meta.dirname, '..', '..', '..', 'sdk', 'bin', 'agora.ts');

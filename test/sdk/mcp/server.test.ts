@@ -6,7 +6,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unique } from '../../support/client.ts';
-import { until } from '../../support/serviceProcess.ts';
+import { until } from '../../support/until.ts';
 import { startTestApp, type TestApp } from '../../support/testApp.ts';
 
 /** `agora mcp` as a host starts it: the CLI's bin over stdio, with a config file of its own. */
