@@ -88,11 +88,32 @@ function preparedName(text: string): string | undefined {
 
 /** The part of a pg pool client used here (pg ships no types of its own). */
 interface PipelinedClient {
-  query(text: string, values?: unknown[]): Promise<{ rows: Row[] }>;
+  query(query: { name?: string; text: string; values: unknown[] }): Promise<{ rows: Row[] }>;
   release(error?: Error): void;
 }
 interface ClientPool {
   connect(): Promise<PipelinedClient>;
+}
+
+/** The statements of `transaction` that take no parameter and are never prepared. */
+type Keyword = 'begin' | 'discard plans' | 'commit' | 'rollback';
+
+/**
+ * How long a connection keeps the plans it cached for its prepared statements. After five runs Postgres may keep
+ * one generic plan for a statement, made at the tables' sizes then; on a table that was nearly empty (a new
+ * database, the first minute of a bench) that is a sequential scan, kept as the table grows until an ANALYZE,
+ * and it made a post cost Postgres twice the CPU. Discarded, the plans are made again at today's sizes.
+ */
+const PLAN_LIFETIME_MS = 10_000;
+const plansMadeSince = new WeakMap<object, number>();
+
+/** What opens a transaction on `client`: begin, and once its plans are PLAN_LIFETIME_MS old, their discard. */
+function openingOf(client: object): Keyword[] {
+  const now = performance.now();
+  const since = plansMadeSince.get(client);
+  if (since !== undefined && now - since < PLAN_LIFETIME_MS) return ['begin'];
+  plansMadeSince.set(client, now);
+  return since === undefined ? ['begin'] : ['begin', 'discard plans'];
 }
 
 /** A transaction opened by `transaction`. */
@@ -131,29 +152,39 @@ export async function transaction<T>(em: EntityManager, work: (trips: Trips) => 
   } catch (error) {
     throw driver.convertException(error as Error);
   }
-  const trip = async (statements: (Statement | 'begin' | 'commit' | 'rollback')[]): Promise<Row[][]> => {
-    // Every statement is checked before the first is sent.
-    const queries = statements.map((statement) => (typeof statement === 'string' ? { text: statement, values: [] } : bound(statement)));
+  const trip = async (statements: (Statement | Keyword)[]): Promise<Row[][]> => {
+    // Every statement is checked before the first is sent; each is prepared by name, as `run`'s are: a batch's texts
+    // are the same from batch to batch, and parsing and planning them afresh was a third of Postgres's CPU per post.
+    const queries = statements.map((statement) => {
+      if (typeof statement === 'string') return { text: statement, values: [] };
+      const { text, values } = bound(statement);
+      return { name: preparedName(text), text, values };
+    });
     // The whole trip in one socket write, not one per statement.
-    const sent = sentTogether(client, () => queries.map(({ text, values }) => client.query(text, values)));
+    const sent = sentTogether(client, () => queries.map((query) => client.query(query)));
     const answers = await Promise.allSettled(sent);
     const failed = answers.find((answer) => answer.status === 'rejected');
-    if (failed) throw driver.convertException(failed.reason as Error);
+    if (failed) {
+      // A migration changed a table under a prepared statement: its texts get new names for the batch's next attempt.
+      if ((failed.reason as { code?: string }).code === '0A000') for (const { text } of queries) preparedNames.delete(text);
+      throw driver.convertException(failed.reason as Error);
+    }
     return answers.map((answer) => (answer as PromiseFulfilledResult<{ rows: Row[] }>).value.rows);
   };
+  const opening = openingOf(client);
   let begun = false;
   try {
     const ending = await work({
       async send(statements) {
         if (begun) return trip(statements);
         begun = true;
-        return (await trip(['begin', ...statements])).slice(1);
+        return (await trip([...opening, ...statements])).slice(opening.length);
       },
     });
     if ('rollback' in ending) {
       if (begun) await trip(['rollback']);
     } else {
-      await trip([...(begun ? [] : ['begin' as const]), ...ending.commit, 'commit']);
+      await trip([...(begun ? [] : opening), ...ending.commit, 'commit']);
     }
     client.release();
     return ending.result;

@@ -1,5 +1,5 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inject } from 'vitest';
 import { run, transaction } from '../../src/db/postgres.ts';
 import { openOrm, type Orm } from '../../src/db/orm.ts';
@@ -142,5 +142,64 @@ describe('a statement run alone, outside a transaction', () => {
     await single.em.fork().execute(`alter table ${scratch} add column note text default 'added'`);
     expect(await run(single.em.fork(), select)).toEqual([{ id: 'row', note: 'added' }]);
     await single.em.fork().execute(`drop table ${scratch}`);
+  });
+});
+
+describe("a transaction's statements, prepared on their connection", () => {
+  const grown = `${table}_grown`;
+  beforeAll(async () => {
+    await orm.em.fork().execute(`create table ${grown} (id text primary key, pad text)`);
+    await orm.em.fork().execute(`insert into ${grown} values ('first', 'x')`);
+    // As autovacuum finds a new database's tables: one row, a page.
+    await orm.em.fork().execute(`analyze ${grown}`);
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  afterAll(async () => {
+    await orm.em.fork().execute(`drop table if exists ${grown}`);
+  });
+
+  const select = statement(`select pad from ${grown} where id = any(?::text[])`, [['first']]);
+  const selectText = `select pad from ${grown} where id = any($1::text[])`;
+  /** One connection, so every transaction meets the plans the ones before it cached. */
+  const oneConnection = () => openOrm(inject('databaseUrl'), { poolMax: 1 });
+  const readIn = (single: Orm) => transaction(single.em, async (trips) => ({ commit: [], result: (await trips.send([select]))[0] }));
+  /** The plan the connection would run the prepared statement with now (EXPLAIN EXECUTE, on that same connection). */
+  async function cachedPlan(single: Orm): Promise<string> {
+    const [prepared] = await run<{ name: string }>(
+      single.em.fork(),
+      statement('select name from pg_prepared_statements where statement = ?', [selectText]),
+    );
+    const rows = await single.em.fork().execute<{ 'QUERY PLAN': string }[]>(`explain execute ${prepared?.name}('{first}')`);
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  }
+
+  it('are prepared once and then executed by name, parsed no more on every run', async () => {
+    const single = await oneConnection();
+    for (let i = 0; i < 3; i++) expect(await readIn(single)).toEqual([{ pad: 'x' }]);
+    const [prepared] = await run<{ runs: number }>(
+      single.em.fork(),
+      statement('select (generic_plans + custom_plans)::int as runs from pg_prepared_statements where statement = ?', [selectText]),
+    );
+    expect(prepared?.runs).toBe(3);
+    await single.close();
+  });
+
+  it("are planned again at the tables' sizes once their plans are ten seconds old, so a table that grew is read by its index", async () => {
+    // Faked before the connection's first transaction: its plans' age is read on this clock.
+    vi.useFakeTimers({ toFake: ['performance'] });
+    const single = await oneConnection();
+    // Runs enough for Postgres to keep one generic plan, made while the table holds one row: a sequential scan.
+    for (let i = 0; i < 6; i++) await readIn(single);
+    expect(await cachedPlan(single)).toMatch(/Seq Scan/);
+    await orm.em.fork().execute(`insert into ${grown} select 'row-' || i, repeat('x', 100) from generate_series(1, 20000) i`);
+    vi.advanceTimersByTime(9_999);
+    await readIn(single);
+    expect(await cachedPlan(single)).toMatch(/Seq Scan/);
+    vi.advanceTimersByTime(1);
+    await readIn(single);
+    expect(await cachedPlan(single)).toMatch(/Index (Only )?Scan/);
+    await single.close();
   });
 });
