@@ -96,24 +96,26 @@ interface ClientPool {
 }
 
 /** The statements of `transaction` that take no parameter and are never prepared. */
-type Keyword = 'begin' | 'discard plans' | 'commit' | 'rollback';
+type Keyword = 'begin' | 'set local plan_cache_mode = force_generic_plan' | 'discard plans' | 'commit' | 'rollback';
 
 /**
- * How long a connection keeps the plans it cached for its prepared statements. After five runs Postgres may keep
- * one generic plan for a statement, made at the tables' sizes then; on a table that was nearly empty (a new
- * database, the first minute of a bench) that is a sequential scan, kept as the table grows until an ANALYZE,
- * and it made a post cost Postgres twice the CPU. Discarded, the plans are made again at today's sizes.
+ * How long a connection keeps the plans it made for its prepared statements. A transaction's statements are run
+ * by generic plans (planned once, not per batch: Postgres's own choice kept planning every batch's lookups by a
+ * list of ids). A plan made while a table was nearly empty (a new database, the first seconds of a bench) is a
+ * sequential scan, which Postgres keeps as the table grows until an ANALYZE: it made a post cost Postgres twice
+ * the CPU. Discarded, the plans are made again at the tables' sizes of the moment.
  */
 const PLAN_LIFETIME_MS = 10_000;
 const plansMadeSince = new WeakMap<object, number>();
 
-/** What opens a transaction on `client`: begin, and once its plans are PLAN_LIFETIME_MS old, their discard. */
+/** What opens a transaction on `client`: begin, generic plans, and once its plans are PLAN_LIFETIME_MS old, their discard. */
 function openingOf(client: object): Keyword[] {
+  const opening: Keyword[] = ['begin', 'set local plan_cache_mode = force_generic_plan'];
   const now = performance.now();
   const since = plansMadeSince.get(client);
-  if (since !== undefined && now - since < PLAN_LIFETIME_MS) return ['begin'];
+  if (since !== undefined && now - since < PLAN_LIFETIME_MS) return opening;
   plansMadeSince.set(client, now);
-  return since === undefined ? ['begin'] : ['begin', 'discard plans'];
+  return since === undefined ? opening : [...opening, 'discard plans'];
 }
 
 /** A transaction opened by `transaction`. */
