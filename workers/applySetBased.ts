@@ -2,12 +2,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { fold, type Decision, type HotCommand, type LoadedRows } from '../src/commands/hotCommand.ts';
 import { hotCommands } from '../src/commands/index.ts';
 import { transaction } from '../src/db/postgres.ts';
-import { combinedRead, combinedWrite, insertRows, splitRead, type Statement } from '../src/db/statements.ts';
-import { OutboxEvent } from '../src/entities/outboxEvent.ts';
+import { combinedRead, combinedWrite, splitRead, type Statement } from '../src/db/statements.ts';
 import type { Command, CommandResult } from '../src/pipeline/command.ts';
 import { findResultsStatement, recordResultsStatement, resultsByCommand } from '../src/pipeline/results.ts';
 import { failpoint } from '../src/failpoints.ts';
-import { claimInTrip, PUBLISH_BATCH } from '../src/ledger/publisher.ts';
+import { claimInTrip, PUBLISH_BATCH } from '../src/ledger/publication.ts';
 import { lockBatchStatements, outboxRow, type Applied, type Execution } from './batchTransaction.ts';
 
 /** Whether every command is one a hot command's module takes (src/commands/hotCommand.ts). */
@@ -72,8 +71,7 @@ export async function applySetBased(root: EntityManager, commands: Command[]): P
       for (const decision of folded.decisions) decided.set(decision.command.commandId, decision);
       writes.push(...folded.writes);
     }
-    const outbox = [...decided.values()].flatMap((d) => d.events.map((event) => outboxRow(d.command, event, now)));
-    if (outbox.length > 0) writes.push(insertRows(root, OutboxEvent, outbox));
+    const own = [...decided.values()].flatMap((d) => d.events.map((event) => outboxRow(d.command, event, now)));
     if (decided.size > 0) writes.push(recordResultsStatement(root, [...decided.values()], now));
     const answered = new Set<string>();
     const executions = commands.map((command): Execution => {
@@ -84,10 +82,11 @@ export async function applySetBased(root: EntityManager, commands: Command[]): P
       const result = decision?.result ?? (earlier.get(command.commandId) as CommandResult);
       return { command, result, outcome: 'replayed', touched: [] };
     });
-    if (outbox.length === 0) return { commit: writes.length > 0 ? [combinedWrite(writes)] : [], result: { executions, publication: null } };
-    // The batch publishes its own events: its writes, then the ledger's lock and claim, in one trip; the ledger rows
-    // with commit. The events reach the ledger with the batch's commit, not a publisher's round later.
-    const claim = claimInTrip(PUBLISH_BATCH, 'wait');
+    if (own.length === 0) return { commit: writes.length > 0 ? [combinedWrite(writes)] : [], result: { executions, publication: null } };
+    // The batch publishes its own events: its writes, then the ledger's lock and claim, in one trip; the outbox rows,
+    // already published, and the ledger rows with commit. The events reach the ledger with the batch's commit, not a
+    // publisher's round later, and never wait in the outbox.
+    const claim = claimInTrip(PUBLISH_BATCH, 'wait', own);
     const results = await trips.send([combinedWrite(writes), ...claim.statements]);
     const claimed = claim.decide(root, results, new Date());
     return { commit: claimed?.writes ?? [], result: { executions, publication: claimed?.publication ?? null } };

@@ -4,7 +4,7 @@ import { ANY_OF, distinct, statement, type Statement } from '../src/db/statement
 import type { EventDraft } from '../src/commands/types.ts';
 import type { Command, CommandResult } from '../src/pipeline/command.ts';
 import { failpoint } from '../src/failpoints.ts';
-import type { Publication } from '../src/ledger/publisher.ts';
+import type { Publication } from '../src/ledger/publication.ts';
 
 // What every path of a batch transaction shares: the result record, the locks taken first, the outbox row.
 

@@ -14,7 +14,7 @@ import { settleWithin } from '../src/settle.ts';
 import { afterCommitPipeline } from '../src/store/afterCommit.ts';
 import { PENDING_CLAIM_TTL_SECONDS } from '../src/store/idempotencyStore.ts';
 import type { Stores } from '../src/store/stores.ts';
-import { PUBLISH_BATCH, type Publication } from '../src/ledger/publisher.ts';
+import { PUBLISH_BATCH, type Publication } from '../src/ledger/publication.ts';
 import { linkCommandTraces, queueTelemetry } from '../src/tracing/queueTracing.ts';
 import { executeBatch, type Execution } from './executeBatch.ts';
 import { startLedgerPublisher, type LedgerPublisherLoop } from './ledgerPublisher.ts';

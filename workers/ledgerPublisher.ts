@@ -2,7 +2,8 @@ import type { Orm } from '../src/db/orm.ts';
 import { pingPostgres } from '../src/db/probes.ts';
 import type { Logger } from '../src/logging/logger.ts';
 import { outageOf, type DependencyHealth } from '../src/logging/outages.ts';
-import { PUBLISH_BATCH, publishAndAnnounce, type MarksState, type PublicationMarks } from '../src/ledger/publisher.ts';
+import { PUBLISH_BATCH } from '../src/ledger/publication.ts';
+import { publishAndAnnounce, type MarksState, type PublicationMarks } from '../src/ledger/publisher.ts';
 
 export interface LedgerPublisherLoop {
   /** Publish now rather than at the next tick (a command just committed events). */

@@ -1,7 +1,8 @@
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { openOrm, type Orm } from '../../src/db/orm.ts';
-import { PUBLISH_BATCH, publishPending } from '../../src/ledger/publisher.ts';
+import { PUBLISH_BATCH } from '../../src/ledger/publication.ts';
+import { publishPending } from '../../src/ledger/publisher.ts';
 import { createProject, registerAgent } from '../../test/support/client.ts';
 import { startTarget } from '../harness.ts';
 import { cpuBetween, snapshot, type Watched } from '../processCpu.ts';

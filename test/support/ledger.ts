@@ -1,5 +1,6 @@
 import type { Orm } from '../../src/db/orm.ts';
-import { PUBLISH_BATCH, publishPending } from '../../src/ledger/publisher.ts';
+import { PUBLISH_BATCH } from '../../src/ledger/publication.ts';
+import { publishPending } from '../../src/ledger/publisher.ts';
 import { decodeHash, eventLeafHash, type PublicEvent } from '../../src/ledger/leaf.ts';
 import type { Hash } from '../../src/ledger/merkle.ts';
 import type { Client } from './client.ts';

@@ -1,7 +1,7 @@
 import { prepareSignedAction } from '../../crypto/signedAction.ts';
 import { ApiError } from '../../errors.ts';
 import { CHECKPOINT_ACTION, checkpointPayload } from '../../ledger/checkpointPayload.ts';
-import { PUBLISH_BATCH, publishBatch } from '../../ledger/publisher.ts';
+import { PUBLISH_BATCH, publishBatch } from '../../ledger/publication.ts';
 import { projectTreeSize, treeHead } from '../../ledger/tree.ts';
 import { agentById } from '../lookups.ts';
 import { signerOf, signingBlock } from '../signing.ts';

@@ -1,0 +1,235 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { LedgerEvent } from '../entities/ledgerEvent.ts';
+import { OutboxEvent } from '../entities/outboxEvent.ts';
+import { run, type Row } from '../db/postgres.ts';
+import { combinedRead, insertRows, readTogether, splitRead, statement, writeTogether, type Statement } from '../db/statements.ts';
+import { eventLeafHash } from './leaf.ts';
+import { edgeRead, treeWrites } from './treeWrites.ts';
+
+/**
+ * One publication: what it claims and what it writes (the loops that run
+ * publications are in publisher.ts).
+ *
+ * Outbox ids come from a sequence, i.e. in transaction start order, so a row
+ * with a smaller id can commit after a larger one: handing out outbox ids
+ * would let a reader that polls `id > since` skip the late row for good.
+ * Instead one publisher at a time (a transaction-scoped advisory lock) takes
+ * what is committed now, in outbox id order, and assigns ledger ids max + 1,
+ * max + 2, ... in the same transaction that marks the outbox rows published.
+ * The lock is held until commit, so the next publisher reads the new max:
+ * ledger ids are gapless and commit-ordered, and everything a reader sees
+ * with id <= N was committed before anything with id > N.
+ *
+ * A batch of hot commands publishes its own events in its transaction, after
+ * the rows it claims: their outbox rows are written already published, under
+ * ids it reserves from the outbox's sequence, beside their ledger rows. They
+ * were never pending, so nothing reads them back or marks them afterwards.
+ */
+
+/** Ledger publication's advisory lock: the two-int4 key space, which never overlaps the bigint keys of command partitions. */
+export const LEDGER_LOCK = [0x4c454447, 1] as const;
+
+/** Batch size for one reconciliation (spec Events 2: a bounded batch). */
+export const PUBLISH_BATCH = 500;
+
+/** 'skip': give up when another publisher holds the lock (it is publishing the same rows). 'wait': queue behind it. */
+export type LockMode = 'skip' | 'wait';
+
+/** An event of the publishing transaction itself, as its outbox row would hold it (workers/batchTransaction.ts outboxRow). */
+export interface OwnEvent {
+  type: string;
+  projectSlug: string | null;
+  topicSlug: string | null;
+  actor: string | null;
+  subjectId: string | null;
+  data: Record<string, unknown>;
+  commandId: string;
+  createdAt: Date;
+}
+
+interface PendingRow {
+  id: string;
+  type: string;
+  project_slug: string | null;
+  topic_slug: string | null;
+  actor: string | null;
+  subject_id: string | null;
+  data: Record<string, unknown>;
+  created_at: string;
+}
+
+/** What one publication did: how many rows it published, the ledger head after it, and the events it published (in id order). */
+export interface Publication {
+  count: number;
+  head: string;
+  events: LedgerEvent[];
+}
+
+function lockStatement(mode: LockMode): Statement {
+  return mode === 'skip'
+    ? statement('select pg_try_advisory_xact_lock(?, ?) as locked', [...LEDGER_LOCK])
+    : statement('select true as locked from pg_advisory_xact_lock(?, ?)', [...LEDGER_LOCK]);
+}
+
+/** What claimReads reads, by name. */
+type ClaimRead = 'pending' | 'sizes' | 'head' | 'edges' | 'reserved';
+
+/**
+ * What a publication reads, after the lock and in a statement of its own:
+ * under READ COMMITTED it then sees the previous publisher's commit. The
+ * pending rows are read only by the lock's holder (taking a lock already
+ * held is instant and true): sent in one message with a try-lock that
+ * failed, the read costs nothing. `own`: the publishing transaction's own
+ * events, whose projects' sizes and tree edges are read with the claimed
+ * rows', and for which as many outbox ids are reserved.
+ */
+function claimReads(limit: number, own: readonly OwnEvent[]): Record<ClaimRead, Statement> {
+  const claimed = statement(
+    'select * from outbox_event where published_at is null and (select pg_try_advisory_xact_lock(?, ?)) order by id limit ?',
+    [...LEDGER_LOCK, limit],
+  );
+  // One row per leaf the publication appends: the claimed rows', then the own events'.
+  const leaves = statement(
+    `select project_slug from (${claimed.sql}) c where project_slug is not null
+     union all select s from unnest(?::text[]) s where s is not null`,
+    [...claimed.params, own.map((event) => event.projectSlug)],
+  );
+  return {
+    pending: statement(
+      `select o.id::text as id, o.type, o.project_slug, o.topic_slug, o.actor, o.subject_id, o.data, o.created_at
+         from (${claimed.sql}) o order by o.id`,
+      claimed.params,
+    ),
+    sizes: statement(
+      `select p.project_slug, (select coalesce(max(l.leaf_index) + 1, 0) from ledger_event l where l.project_slug = p.project_slug) as size
+         from (select distinct project_slug from (${leaves.sql}) n) p`,
+      leaves.params,
+    ),
+    head: statement('select coalesce(max(event_id), 0)::text as head from ledger_event'),
+    edges: edgeRead(leaves),
+    // None when the publication has no events of its own (generate_series(1, 0) is empty).
+    reserved: statement(`select nextval(pg_get_serial_sequence('outbox_event', 'id'))::text as id from generate_series(1, ?)`, [
+      own.length,
+    ]),
+  };
+}
+
+/** An event to publish, claimed or the transaction's own, with its outbox id. */
+interface Publishable extends Omit<OwnEvent, 'commandId'> {
+  outboxId: string;
+}
+
+const fromPending = (row: PendingRow): Publishable => ({
+  outboxId: row.id,
+  type: row.type,
+  projectSlug: row.project_slug,
+  topicSlug: row.topic_slug,
+  actor: row.actor,
+  subjectId: row.subject_id,
+  data: row.data,
+  createdAt: new Date(row.created_at),
+});
+
+/** The publication of the claimed rows, then of `own`: ledger ids after the head, each project's leaves after its size, and the writes that record it. */
+function decide(
+  em: EntityManager,
+  read: Record<ClaimRead, unknown[]>,
+  own: readonly OwnEvent[],
+  now: Date,
+): { publication: Publication; writes: Statement[] } {
+  const claimed = (read.pending as PendingRow[]).map(fromPending);
+  const reserved = read.reserved as { id: string }[];
+  const owned = own.map((event, i) => ({ ...event, outboxId: (reserved[i] as { id: string }).id }));
+  const rows: Publishable[] = [...claimed, ...owned];
+  let next = BigInt((read.head[0] as { head: string }).head);
+  if (rows.length === 0) return { publication: { count: 0, head: next.toString(), events: [] }, writes: [] };
+
+  const sizes = new Map((read.sizes as { project_slug: string; size: number }[]).map((row) => [row.project_slug, Number(row.size)]));
+  const published = rows.map((row): LedgerEvent => {
+    next += 1n;
+    const event = {
+      eventId: next.toString(),
+      type: row.type,
+      projectSlug: row.projectSlug,
+      topicSlug: row.topicSlug,
+      actor: row.actor,
+      subjectId: row.subjectId,
+      createdAt: row.createdAt.toISOString(),
+      data: row.data,
+    };
+    let leafIndex: number | null = null;
+    if (event.projectSlug) {
+      leafIndex = sizes.get(event.projectSlug) ?? 0;
+      sizes.set(event.projectSlug, leafIndex + 1);
+    }
+    return {
+      ...event,
+      outboxId: row.outboxId,
+      // The leaf hashed the millisecond ISO time; store that same instant.
+      createdAt: row.createdAt,
+      publishedAt: now,
+      leafIndex,
+      leafHash: leafIndex === null ? null : Buffer.from(eventLeafHash(event)),
+    };
+  });
+  return {
+    publication: { count: rows.length, head: next.toString(), events: published },
+    writes: [
+      ...(owned.length > 0
+        ? [
+            insertRows(
+              em,
+              OutboxEvent,
+              owned.map(({ outboxId, ...event }) => ({ ...event, id: outboxId, publishedAt: now })),
+            ),
+          ]
+        : []),
+      insertRows(em, LedgerEvent, published),
+      ...(claimed.length > 0
+        ? [statement('update outbox_event set published_at = ? where id = any(?::bigint[])', [now, claimed.map((r) => r.outboxId)])]
+        : []),
+      ...treeWrites(
+        published.flatMap((e) =>
+          e.projectSlug && e.leafHash ? [{ projectSlug: e.projectSlug, leafIndex: e.leafIndex as number, leafHash: e.leafHash }] : [],
+        ),
+        read.edges,
+      ),
+    ],
+  };
+}
+
+/**
+ * Publishes up to `limit` pending rows inside the caller's transaction; null
+ * when mode is 'skip' and another publisher holds the lock. The lock lasts
+ * until that transaction ends. Three round trips whatever the batch size:
+ * the lock; the pending rows with the ledger head, each project's size and
+ * the tree entries they complete; the ledger rows, the outbox marks and the
+ * new tree entries in one statement.
+ */
+export async function publishBatch(tx: EntityManager, limit: number, mode: LockMode, now = new Date()): Promise<Publication | null> {
+  const [locked] = await run<{ locked: boolean }>(tx, lockStatement(mode));
+  if (!locked?.locked) return null;
+  const { publication, writes } = decide(tx, await readTogether(tx, claimReads(limit, [])), [], now);
+  await writeTogether(tx, writes);
+  return publication;
+}
+
+/**
+ * A publication inside a transaction sent in few trips (src/db/postgres.ts):
+ * `statements` take the lock and claim the pending rows, at the end of one
+ * trip; `decide` reads that trip's last two results and gives the writes for
+ * a later trip (the commit's), or null when mode is 'skip' and another
+ * publisher holds the lock. `own`: the transaction's own events, published
+ * after the claimed rows (their outbox rows are among the writes).
+ */
+export function claimInTrip(limit: number, mode: LockMode, own: readonly OwnEvent[] = []) {
+  const reads = claimReads(limit, own);
+  return {
+    statements: [lockStatement(mode), combinedRead(reads)],
+    decide(em: EntityManager, results: Row[][], now: Date): { publication: Publication; writes: Statement[] } | null {
+      const [lockRows, claimRows] = results.slice(-2);
+      if (!lockRows?.[0]?.locked) return null;
+      return decide(em, splitRead(reads, claimRows?.[0]), own, now);
+    },
+  };
+}
