@@ -26,13 +26,28 @@ export interface Statement {
   params: unknown[];
 }
 
+/** Texts numbered before, by their `?` form: a batch's statements are the same few texts, several kilobytes each. */
+const NUMBERED_TEXTS = 500;
+const numberedTexts = new Map<string, { text: string; placeholders: number }>();
+
+/** `sql` with its `?` placeholders numbered `$1`, `$2`... in order, and how many there are. */
+function numbered(sql: string): { text: string; placeholders: number } {
+  let found = numberedTexts.get(sql);
+  if (!found) {
+    // The `??` and `\?` forms MikroORM's execute also reads are refused rather than misread.
+    if (sql.includes('??') || sql.includes('\\?')) throw new Error('a statement takes only plain ? placeholders');
+    const parts = sql.split('?');
+    found = { text: parts.reduce((text, part, i) => `${text}$${i}${part}`), placeholders: parts.length - 1 };
+    if (numberedTexts.size < NUMBERED_TEXTS) numberedTexts.set(sql, found);
+  }
+  return found;
+}
+
 /** The statement as pg takes it: its `?` placeholders numbered `$1`, `$2`... in order. */
 function bound({ sql, params }: Statement): { text: string; values: unknown[] } {
-  // The `??` and `\?` forms MikroORM's execute also reads are refused rather than misread.
-  if (sql.includes('??') || sql.includes('\\?')) throw new Error('a statement takes only plain ? placeholders');
-  const parts = sql.split('?');
-  if (parts.length !== params.length + 1) throw new Error(`statement has ${parts.length - 1} placeholders for ${params.length} parameters`);
-  return { text: parts.reduce((text, part, i) => `${text}$${i}${part}`), values: params };
+  const { text, placeholders } = numbered(sql);
+  if (placeholders !== params.length) throw new Error(`statement has ${placeholders} placeholders for ${params.length} parameters`);
+  return { text, values: params };
 }
 
 /** What MikroORM's unit of work runs on: the transaction's connection, or the pool. */
