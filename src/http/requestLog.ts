@@ -70,6 +70,10 @@ export async function registerRequestLog(server: Server, logger: Logger, metrics
     const labels = { route: route ?? 'unmatched', method, status: String(status) };
     metrics.httpRequests.inc(labels);
     metrics.httpDuration.observe(labels, durationMs / 1000);
+    // hapi-pino binds request.logger on onRequest, which a request refused before routing may never reach.
+    const requestLogger = request.logger ?? logger;
+    // Below the configured level (a load test at LOG_LEVEL=error) the line is not even built.
+    if (!requestLogger.isLevelEnabled('info')) return;
     // hapi answers what no route matched from its internal '_special' routes: nothing there was served.
     const served = request.route && request.route.method !== ('_special' as string) ? route : null;
     const line = {
@@ -80,7 +84,6 @@ export async function registerRequestLog(server: Server, logger: Logger, metrics
       durationMs,
       agentId: request.app.agentId ?? null,
     };
-    // hapi-pino binds request.logger on onRequest, which a request refused before routing may never reach.
-    (request.logger ?? logger).info(line, `${method} ${route} ${status} ${durationMs}ms`);
+    requestLogger.info(line, `${method} ${route} ${status} ${durationMs}ms`);
   });
 }
