@@ -181,11 +181,9 @@ export async function transaction<T>(em: EntityManager, work: (trips: Trips) => 
     const sent = sentTogether(client, () => queries.map((query) => client.query(query)));
     const answers = await Promise.allSettled(sent);
     const failed = answers.find((answer) => answer.status === 'rejected');
-    if (failed) {
-      // A migration changed a table under a prepared statement: its texts get new names for the batch's next attempt.
-      if ((failed.reason as { code?: string }).code === '0A000') for (const { text } of queries) preparedNames.delete(text);
-      throw driver.convertException(failed.reason as Error);
-    }
+    // The connection is then discarded (below), and with it its prepared statements: a migration that changed a table
+    // under one fails this attempt only.
+    if (failed) throw driver.convertException(failed.reason as Error);
     return answers.map((answer) => (answer as PromiseFulfilledResult<{ rows: Row[] }>).value.rows);
   };
   const opening = openingOf(client);

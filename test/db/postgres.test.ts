@@ -191,6 +191,22 @@ describe("a transaction's statements, prepared on their connection", () => {
     await single.close();
   });
 
+  it('are prepared afresh on another connection after a migration changes a table under a prepared select *', async () => {
+    const single = await oneConnection();
+    const scratch = `${table}_reshaped`;
+    await orm.em.fork().execute(`create table ${scratch} (id text primary key)`);
+    await orm.em.fork().execute(`insert into ${scratch} values ('row')`);
+    const selectAll = statement(`select * from ${scratch} where id = ?`, ['row']);
+    const readAll = () => transaction(single.em, async (trips) => ({ commit: [], result: (await trips.send([selectAll]))[0] }));
+    expect(await readAll()).toEqual([{ id: 'row' }]);
+    await orm.em.fork().execute(`alter table ${scratch} add column note text default 'added'`);
+    // The attempt that meets the stale statement fails (a batch then goes command by command); the next one is answered.
+    await expect(readAll()).rejects.toThrow(/cached plan must not change result type/);
+    expect(await readAll()).toEqual([{ id: 'row', note: 'added' }]);
+    await orm.em.fork().execute(`drop table ${scratch}`);
+    await single.close();
+  });
+
   it("are planned again at the tables' sizes once their plans are ten seconds old, so a table that grew is read by its index", async () => {
     // Faked before the connection's first transaction: its plans' age is read on this clock.
     vi.useFakeTimers({ toFake: ['performance'] });
