@@ -28,9 +28,11 @@ export function distinct(values: readonly string[]): string[] {
 }
 
 /**
- * Independent reads as one statement (its one row has a JSON column per
- * read): see readTogether. Exported for transactions that send it in a
- * trip of their own (src/db/postgres.ts).
+ * Independent reads as one statement, for a transaction that sends it in a
+ * trip (src/db/postgres.ts): its one row has a JSON column per read, each
+ * read's rows decoded from JSON (timestamps as ISO strings, numbers as
+ * numbers) by splitRead. They share one snapshot, so none may depend on
+ * another's result.
  */
 export function combinedRead(reads: Record<string, Statement>): Statement {
   const names = Object.keys(reads);
@@ -47,16 +49,6 @@ export function splitRead<K extends string>(reads: Record<K, Statement>, row: Re
     K,
     unknown[]
   >;
-}
-
-/**
- * Independent reads in one round trip: each comes back as its rows, decoded
- * from JSON (timestamps as ISO strings, numbers as numbers). They share one
- * snapshot, so none may depend on another's result.
- */
-export async function readTogether<K extends string>(em: EntityManager, reads: Record<K, Statement>): Promise<Record<K, unknown[]>> {
-  const [row] = await run(em, combinedRead(reads));
-  return splitRead(reads, row);
 }
 
 /**
@@ -123,7 +115,7 @@ export function insertRows<T extends object>(em: EntityManager, entity: EntityNa
 }
 
 /**
- * Rows read with readTogether (JSON, column names) as plain entity records:
+ * Rows read with combinedRead (JSON, column names) as plain entity records:
  * property names, timestamps as Dates. Plain, not managed: the unit of work
  * never writes them a second time.
  */

@@ -2,9 +2,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { LedgerEvent } from '../entities/ledgerEvent.ts';
 import { OutboxEvent } from '../entities/outboxEvent.ts';
 import { run, type Row } from '../db/postgres.ts';
-import { combinedRead, insertRows, readTogether, splitRead, statement, writeTogether, type Statement } from '../db/statements.ts';
+import { insertRows, statement, writeTogether, type Statement } from '../db/statements.ts';
 import { eventLeafHash } from './leaf.ts';
-import { edgeRead, treeWrites } from './treeWrites.ts';
+import { sizesAndEdges, treeWrites } from './treeWrites.ts';
 
 /**
  * One publication: what it claims and what it writes (the loops that run
@@ -71,9 +71,6 @@ function lockStatement(mode: LockMode): Statement {
     : statement('select true as locked from pg_advisory_xact_lock(?, ?)', [...LEDGER_LOCK]);
 }
 
-/** What claimReads reads, by name. */
-type ClaimRead = 'pending' | 'sizes' | 'head' | 'edges' | 'reserved';
-
 /**
  * What a publication reads, after the lock and in a statement of its own:
  * under READ COMMITTED it then sees the previous publisher's commit. The
@@ -81,37 +78,37 @@ type ClaimRead = 'pending' | 'sizes' | 'head' | 'edges' | 'reserved';
  * held is instant and true): sent in one message with a try-lock that
  * failed, the read costs nothing. `own`: the publishing transaction's own
  * events, whose projects' sizes and tree edges are read with the claimed
- * rows', and for which as many outbox ids are reserved.
+ * rows', and for which as many outbox ids are reserved. One statement, so
+ * that the claimed rows and each project's size are read once.
  */
-function claimReads(limit: number, own: readonly OwnEvent[]): Record<ClaimRead, Statement> {
-  const claimed = statement(
-    'select * from outbox_event where published_at is null and (select pg_try_advisory_xact_lock(?, ?)) order by id limit ?',
-    [...LEDGER_LOCK, limit],
+function claimRead(limit: number, own: readonly OwnEvent[]): Statement {
+  return statement(
+    `with claimed as materialized (
+       select * from outbox_event where published_at is null and (select pg_try_advisory_xact_lock(?, ?)) order by id limit ?),
+     leaves as (
+       select project_slug from claimed where project_slug is not null
+       union all select s from unnest(?::text[]) s where s is not null),
+     ${sizesAndEdges}
+     select
+       coalesce((select json_agg(o) from (
+         select c.id::text as id, c.type, c.project_slug, c.topic_slug, c.actor, c.subject_id, c.data, c.created_at
+           from claimed c order by c.id) o), '[]'::json) as pending,
+       coalesce((select json_agg(s) from (select project_slug, size from sizes) s), '[]'::json) as sizes,
+       (select coalesce(max(event_id), 0)::text from ledger_event) as head,
+       coalesce((select json_agg(e) from edges e), '[]'::json) as edges,
+       -- None when the publication has no events of its own (generate_series(1, 0) is empty).
+       coalesce((select json_agg(nextval(pg_get_serial_sequence('outbox_event', 'id'))::text) from generate_series(1, ?)), '[]'::json) as reserved`,
+    [...LEDGER_LOCK, limit, own.map((event) => event.projectSlug), own.length],
   );
-  // One row per leaf the publication appends: the claimed rows', then the own events'.
-  const leaves = statement(
-    `select project_slug from (${claimed.sql}) c where project_slug is not null
-     union all select s from unnest(?::text[]) s where s is not null`,
-    [...claimed.params, own.map((event) => event.projectSlug)],
-  );
-  return {
-    pending: statement(
-      `select o.id::text as id, o.type, o.project_slug, o.topic_slug, o.actor, o.subject_id, o.data, o.created_at
-         from (${claimed.sql}) o order by o.id`,
-      claimed.params,
-    ),
-    sizes: statement(
-      `select p.project_slug, (select coalesce(max(l.leaf_index) + 1, 0) from ledger_event l where l.project_slug = p.project_slug) as size
-         from (select distinct project_slug from (${leaves.sql}) n) p`,
-      leaves.params,
-    ),
-    head: statement('select coalesce(max(event_id), 0)::text as head from ledger_event'),
-    edges: edgeRead(leaves),
-    // None when the publication has no events of its own (generate_series(1, 0) is empty).
-    reserved: statement(`select nextval(pg_get_serial_sequence('outbox_event', 'id'))::text as id from generate_series(1, ?)`, [
-      own.length,
-    ]),
-  };
+}
+
+/** claimRead's one row. */
+interface Claimed {
+  pending: PendingRow[];
+  sizes: { project_slug: string; size: number }[];
+  head: string;
+  edges: unknown[];
+  reserved: string[];
 }
 
 /** An event to publish, claimed or the transaction's own, with its outbox id. */
@@ -131,20 +128,14 @@ const fromPending = (row: PendingRow): Publishable => ({
 });
 
 /** The publication of the claimed rows, then of `own`: ledger ids after the head, each project's leaves after its size, and the writes that record it. */
-function decide(
-  em: EntityManager,
-  read: Record<ClaimRead, unknown[]>,
-  own: readonly OwnEvent[],
-  now: Date,
-): { publication: Publication; writes: Statement[] } {
-  const claimed = (read.pending as PendingRow[]).map(fromPending);
-  const reserved = read.reserved as { id: string }[];
-  const owned = own.map((event, i) => ({ ...event, outboxId: (reserved[i] as { id: string }).id }));
+function decide(em: EntityManager, read: Claimed, own: readonly OwnEvent[], now: Date): { publication: Publication; writes: Statement[] } {
+  const claimed = read.pending.map(fromPending);
+  const owned = own.map((event, i) => ({ ...event, outboxId: read.reserved[i] as string }));
   const rows: Publishable[] = [...claimed, ...owned];
-  let next = BigInt((read.head[0] as { head: string }).head);
+  let next = BigInt(read.head);
   if (rows.length === 0) return { publication: { count: 0, head: next.toString(), events: [] }, writes: [] };
 
-  const sizes = new Map((read.sizes as { project_slug: string; size: number }[]).map((row) => [row.project_slug, Number(row.size)]));
+  const sizes = new Map(read.sizes.map((row) => [row.project_slug, Number(row.size)]));
   const published = rows.map((row): LedgerEvent => {
     next += 1n;
     const event = {
@@ -209,7 +200,8 @@ function decide(
 export async function publishBatch(tx: EntityManager, limit: number, mode: LockMode, now = new Date()): Promise<Publication | null> {
   const [locked] = await run<{ locked: boolean }>(tx, lockStatement(mode));
   if (!locked?.locked) return null;
-  const { publication, writes } = decide(tx, await readTogether(tx, claimReads(limit, [])), [], now);
+  const [claimed] = await run<Claimed>(tx, claimRead(limit, []));
+  const { publication, writes } = decide(tx, claimed as Claimed, [], now);
   await writeTogether(tx, writes);
   return publication;
 }
@@ -223,13 +215,13 @@ export async function publishBatch(tx: EntityManager, limit: number, mode: LockM
  * after the claimed rows (their outbox rows are among the writes).
  */
 export function claimInTrip(limit: number, mode: LockMode, own: readonly OwnEvent[] = []) {
-  const reads = claimReads(limit, own);
+  const read = claimRead(limit, own);
   return {
-    statements: [lockStatement(mode), combinedRead(reads)],
+    statements: [lockStatement(mode), read],
     decide(em: EntityManager, results: Row[][], now: Date): { publication: Publication; writes: Statement[] } | null {
       const [lockRows, claimRows] = results.slice(-2);
       if (!lockRows?.[0]?.locked) return null;
-      return decide(em, splitRead(reads, claimRows?.[0]), own, now);
+      return decide(em, claimRows?.[0] as unknown as Claimed, own, now);
     },
   };
 }

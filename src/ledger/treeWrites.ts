@@ -21,34 +21,33 @@ interface EdgeRow {
 /** Levels a 64-bit tree can have entries at (256^8 = 2^64). */
 const LEVELS = 8;
 
+/** Whether level row `e`'s new leaves complete its right-edge tile (one that was partly filled). */
+const completes = `(e.before % ${TILE_WIDTH}) > 0 and (e.before % ${TILE_WIDTH}) + (e.after - e.before) >= ${TILE_WIDTH}`;
+/** The first index of level row `e`'s right-edge tile. */
+const lo = `e.before - (e.before % ${TILE_WIDTH})`;
+
 /**
- * The edge entries that `pending` (the claim's own select of outbox rows,
- * repeated in the same snapshot, so the same rows) will complete, per
- * project: at each level, the stored part of the right-edge tile when the
- * new leaves fill it.
+ * The CTEs `sizes` (each project a publication appends to: its size before it
+ * and the leaves it adds) and `edges` (the stored edge entries those leaves
+ * will complete: at each level, the stored part of the right-edge tile when the
+ * new leaves fill it), over a CTE named `leaves` that the caller defines: one
+ * row (project_slug) per leaf the publication appends.
  */
-export function edgeRead(pending: Statement): Statement {
-  const completes = `(e.before % ${TILE_WIDTH}) > 0 and (e.before % ${TILE_WIDTH}) + (e.after - e.before) >= ${TILE_WIDTH}`;
-  const lo = `e.before - (e.before % ${TILE_WIDTH})`;
-  return statement(
-    `with pending as (${pending.sql}),
-     batch as (
-       select p.project_slug, count(*) as added,
-              (select coalesce(max(l.leaf_index) + 1, 0) from ledger_event l where l.project_slug = p.project_slug) as size
-         from pending p where p.project_slug is not null group by p.project_slug),
+export const sizesAndEdges = `sizes as (
+       select n.project_slug, count(*) as added,
+              (select coalesce(max(l.leaf_index) + 1, 0) from ledger_event l where l.project_slug = n.project_slug) as size
+         from leaves n group by n.project_slug),
+     levels as (
+       select s.project_slug, lv.level, s.size >> (${TILE_HEIGHT} * lv.level) as before, (s.size + s.added) >> (${TILE_HEIGHT} * lv.level) as after
+         from sizes s cross join generate_series(0, ${LEVELS - 1}) lv(level)),
      edges as (
-       select b.project_slug, lv.level, b.size >> (${TILE_HEIGHT} * lv.level) as before, (b.size + b.added) >> (${TILE_HEIGHT} * lv.level) as after
-         from batch b cross join generate_series(0, ${LEVELS - 1}) lv(level))
-     select e.project_slug, 0 as level, l.leaf_index as idx, l.leaf_hash as hash
-       from edges e join ledger_event l on l.project_slug = e.project_slug and l.leaf_index >= ${lo} and l.leaf_index < e.before
-      where e.level = 0 and ${completes}
-     union all
-     select e.project_slug, t.level, t.idx, t.hash
-       from edges e join ledger_tree_hash t on t.project_slug = e.project_slug and t.level = e.level and t.idx >= ${lo} and t.idx < e.before
-      where e.level > 0 and ${completes}`,
-    pending.params,
-  );
-}
+       select e.project_slug, 0 as level, l.leaf_index as idx, l.leaf_hash as hash
+         from levels e join ledger_event l on l.project_slug = e.project_slug and l.leaf_index >= ${lo} and l.leaf_index < e.before
+        where e.level = 0 and ${completes}
+       union all
+       select e.project_slug, t.level, t.idx, t.hash
+         from levels e join ledger_tree_hash t on t.project_slug = e.project_slug and t.level = e.level and t.idx >= ${lo} and t.idx < e.before
+        where e.level > 0 and ${completes})`;
 
 /** A published leaf of a project: its index and hash (the ledger rows of one publication, in order). */
 export interface PublishedLeaf {
