@@ -26,28 +26,48 @@ export interface Statement {
   params: unknown[];
 }
 
-/** Texts numbered before, by their `?` form: a batch's statements are the same few texts, several kilobytes each. */
-const NUMBERED_TEXTS = 500;
-const numberedTexts = new Map<string, { text: string; placeholders: number }>();
+/** A statement text as this process sends it: `?` placeholders numbered `$1`, `$2`..., and its prepared name, if any. */
+interface SentText {
+  text: string;
+  placeholders: number;
+  name: string | undefined;
+}
 
-/** `sql` with its `?` placeholders numbered `$1`, `$2`... in order, and how many there are. */
-function numbered(sql: string): { text: string; placeholders: number } {
-  let found = numberedTexts.get(sql);
+/** Texts kept numbered, by their `?` form: a batch's statements are the same few texts, several kilobytes each. */
+const KEPT_TEXTS = 500;
+/**
+ * Of those, the texts prepared on each pool connection by name (planned once per connection, not parsed and planned on
+ * every run): bounded, as every connection keeps each one it was sent.
+ */
+const PREPARED_TEXTS = 200;
+const sentTexts = new Map<string, SentText>();
+let preparedTexts = 0;
+let preparedCount = 0;
+
+/** `sql` as it is sent, numbered once and named while fewer than PREPARED_TEXTS are. */
+function sentText(sql: string): SentText {
+  let found = sentTexts.get(sql);
   if (!found) {
     // The `??` and `\?` forms MikroORM's execute also reads are refused rather than misread.
     if (sql.includes('??') || sql.includes('\\?')) throw new Error('a statement takes only plain ? placeholders');
     const parts = sql.split('?');
-    found = { text: parts.reduce((text, part, i) => `${text}$${i}${part}`), placeholders: parts.length - 1 };
-    if (numberedTexts.size < NUMBERED_TEXTS) numberedTexts.set(sql, found);
+    found = { text: parts.reduce((text, part, i) => `${text}$${i}${part}`), placeholders: parts.length - 1, name: undefined };
+    if (sentTexts.size < KEPT_TEXTS) {
+      sentTexts.set(sql, found);
+      if (preparedTexts < PREPARED_TEXTS) {
+        preparedTexts += 1;
+        found.name = `agora_${++preparedCount}`;
+      }
+    }
   }
   return found;
 }
 
-/** The statement as pg takes it: its `?` placeholders numbered `$1`, `$2`... in order. */
-function bound({ sql, params }: Statement): { text: string; values: unknown[] } {
-  const { text, placeholders } = numbered(sql);
+/** The statement as pg takes it: its `?` placeholders numbered `$1`, `$2`... in order, and its prepared name. */
+function bound({ sql, params }: Statement): { name: string | undefined; text: string; values: unknown[] } {
+  const { name, text, placeholders } = sentText(sql);
   if (placeholders !== params.length) throw new Error(`statement has ${placeholders} placeholders for ${params.length} parameters`);
-  return { text, values: params };
+  return { name, text, values: params };
 }
 
 /** What MikroORM's unit of work runs on: the transaction's connection, or the pool. */
@@ -63,19 +83,20 @@ interface QueryExecutor {
  * Errors are thrown as MikroORM's exception for them, as from the unit of work.
  */
 export async function run<R = Row>(em: EntityManager, statement: Statement): Promise<R[]> {
-  const { text, values } = bound(statement);
+  const { name, text, values } = bound(statement);
   const transaction = em.getTransactionContext<QueryExecutor>();
   try {
     if (transaction) return (await transaction.executeQuery(CompiledQuery.raw(text, values))).rows as R[];
     const pool = (await em.getConnection('write').getNativeClient()) as unknown as NamedPool;
     try {
-      return (await pool.query({ name: preparedName(text), text, values })).rows as R[];
+      return (await pool.query({ name, text, values })).rows as R[];
     } catch (error) {
       // A migration changed a table under a prepared `select *` ("cached plan must not change result type"):
       // the text gets a new name, prepared afresh on each connection.
-      if ((error as { code?: string }).code !== '0A000') throw error;
-      preparedNames.delete(text);
-      return (await pool.query({ name: preparedName(text), text, values })).rows as R[];
+      const kept = sentTexts.get(statement.sql);
+      if ((error as { code?: string }).code !== '0A000' || !kept?.name) throw error;
+      kept.name = `agora_${++preparedCount}`;
+      return (await pool.query({ name: kept.name, text, values })).rows as R[];
     }
   } catch (error) {
     throw em.getDriver().convertException(error as Error);
@@ -84,21 +105,6 @@ export async function run<R = Row>(em: EntityManager, statement: Statement): Pro
 
 interface NamedPool {
   query(query: { name?: string; text: string; values: unknown[] }): Promise<{ rows: Row[] }>;
-}
-
-/** Statement texts this process prepares on each pool connection, by name: bounded, as every connection keeps each one it was sent. */
-const PREPARED_TEXTS = 200;
-const preparedNames = new Map<string, string>();
-let preparedCount = 0;
-
-/** A prepared statement's name for `text` (planned once per connection, not parsed and planned on every read), or none once the bound is reached. */
-function preparedName(text: string): string | undefined {
-  let name = preparedNames.get(text);
-  if (!name && preparedNames.size < PREPARED_TEXTS) {
-    name = `agora_${++preparedCount}`;
-    preparedNames.set(text, name);
-  }
-  return name;
 }
 
 /** The part of a pg pool client used here (pg ships no types of its own). */
@@ -172,11 +178,7 @@ export async function transaction<T>(em: EntityManager, work: (trips: Trips) => 
   const trip = async (statements: (Statement | Keyword)[]): Promise<Row[][]> => {
     // Every statement is checked before the first is sent; each is prepared by name, as `run`'s are: a batch's texts
     // are the same from batch to batch, and parsing and planning them afresh was a third of Postgres's CPU per post.
-    const queries = statements.map((statement) => {
-      if (typeof statement === 'string') return { text: statement, values: [] };
-      const { text, values } = bound(statement);
-      return { name: preparedName(text), text, values };
-    });
+    const queries = statements.map((statement) => (typeof statement === 'string' ? { text: statement, values: [] } : bound(statement)));
     // The whole trip in one socket write, not one per statement.
     const sent = sentTogether(client, () => queries.map((query) => client.query(query)));
     const answers = await Promise.allSettled(sent);
