@@ -89,6 +89,6 @@ export async function applySetBased(root: EntityManager, commands: Command[]): P
     const claim = claimInTrip(PUBLISH_BATCH, 'wait', own);
     const results = await trips.send([combinedWrite(writes), ...claim.statements]);
     const claimed = claim.decide(root, results, new Date());
-    return { commit: claimed ? [combinedWrite(claimed.writes)] : [], result: { executions, publication: claimed?.publication ?? null } };
+    return { commit: claimed?.writes ?? [], result: { executions, publication: claimed?.publication ?? null } };
   });
 }

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { LedgerEvent } from '../entities/ledgerEvent.ts';
 import { OutboxEvent } from '../entities/outboxEvent.ts';
 import { run, type Row } from '../db/postgres.ts';
-import { insertRows, statement, writeTogether, type Statement } from '../db/statements.ts';
+import { combinedWrite, insertRows, statement, writeTogether, type Statement } from '../db/statements.ts';
 import { eventLeafHash } from './leaf.ts';
 import { sizesAndEdges, treeWrites } from './treeWrites.ts';
 
@@ -210,9 +210,10 @@ export async function publishBatch(tx: EntityManager, limit: number, mode: LockM
  * A publication inside a transaction sent in few trips (src/db/postgres.ts):
  * `statements` take the lock and claim the pending rows, at the end of one
  * trip; `decide` reads that trip's last two results and gives the writes for
- * a later trip (the commit's), or null when mode is 'skip' and another
- * publisher holds the lock. `own`: the transaction's own events, published
- * after the claimed rows (their outbox rows are among the writes).
+ * a later trip (the commit's) as one statement (none when nothing was
+ * published), or null when mode is 'skip' and another publisher holds the
+ * lock. `own`: the transaction's own events, published after the claimed
+ * rows (their outbox rows are among the writes).
  */
 export function claimInTrip(limit: number, mode: LockMode, own: readonly OwnEvent[] = []) {
   const read = claimRead(limit, own);
@@ -221,7 +222,8 @@ export function claimInTrip(limit: number, mode: LockMode, own: readonly OwnEven
     decide(em: EntityManager, results: Row[][], now: Date): { publication: Publication; writes: Statement[] } | null {
       const [lockRows, claimRows] = results.slice(-2);
       if (!lockRows?.[0]?.locked) return null;
-      return decide(em, claimRows?.[0] as unknown as Claimed, own, now);
+      const { publication, writes } = decide(em, claimRows?.[0] as unknown as Claimed, own, now);
+      return { publication, writes: writes.length > 0 ? [combinedWrite(writes)] : [] };
     },
   };
 }

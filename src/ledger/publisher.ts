@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { LedgerEvent } from '../entities/ledgerEvent.ts';
 import { run, transaction } from '../db/postgres.ts';
-import { combinedWrite, statement } from '../db/statements.ts';
+import { statement } from '../db/statements.ts';
 import { claimInTrip, LEDGER_LOCK, PUBLISH_BATCH, type LockMode, type Publication } from './publication.ts';
 
 /**
@@ -20,8 +20,7 @@ export async function publishAlone(root: EntityManager, limit: number, mode: Loc
   const claim = claimInTrip(limit, mode);
   return transaction(root, async (trips) => {
     const claimed = claim.decide(root, await trips.send(claim.statements), now);
-    if (!claimed) return { rollback: true, result: null };
-    return { commit: claimed.writes.length > 0 ? [combinedWrite(claimed.writes)] : [], result: claimed.publication };
+    return claimed ? { commit: claimed.writes, result: claimed.publication } : { rollback: true, result: null };
   });
 }
 
