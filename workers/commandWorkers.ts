@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { Job, Queue, Worker } from 'bullmq';
+import { type Job, Queue, Worker } from 'bullmq';
 import type { Runtime } from '../src/context.ts';
 import { failpoint } from '../src/failpoints.ts';
 import { isConnectionError, outageOf } from '../src/logging/outages.ts';
@@ -7,7 +7,7 @@ import type { Command, CommandBatch } from '../src/pipeline/command.ts';
 import { allPartitionQueueNames, MAX_PARTITIONS, queueCounts } from '../src/pipeline/partitions.ts';
 import { pingPostgres } from '../src/db/probes.ts';
 import { currentPosition } from '../src/db/replicas.ts';
-import { encodeReply } from '../src/pipeline/replies.ts';
+import { encodeReplies, type Reply } from '../src/pipeline/replies.ts';
 import { findResults, GAVE_UP } from '../src/pipeline/results.ts';
 import { queuePrefix, type RedisClient } from '../src/redis.ts';
 import { settleWithin } from '../src/settle.ts';
@@ -16,19 +16,12 @@ import { PENDING_CLAIM_TTL_SECONDS } from '../src/store/idempotencyStore.ts';
 import type { Stores } from '../src/store/stores.ts';
 import { PUBLISH_BATCH, type Publication } from '../src/ledger/publication.ts';
 import { linkCommandTraces, queueTelemetry } from '../src/tracing/queueTracing.ts';
-import { executeBatch, type Execution } from './executeBatch.ts';
+import { executeBatch, publishesOwnEvents, type Execution } from './executeBatch.ts';
+import { LockLostError, stillHolds } from './jobLock.ts';
 import { startLedgerPublisher, type LedgerPublisherLoop } from './ledgerPublisher.ts';
 
 const commandIds = (commands: Command[]) => commands.map((c) => c.commandId);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Thrown by a worker that finds its job taken over (it was frozen past its lock): it must neither apply nor answer anything more. */
-class LockLostError extends Error {
-  constructor(jobId: string | undefined) {
-    super(`lost the lock of job ${jobId}: another worker has taken it over`);
-    this.name = 'LockLostError';
-  }
-}
 
 /** A job waits out an outage for as long as its retry key stays claimed for it: until then, a retry by its client can still be answered. */
 const OUTAGE_HORIZON_MS = PENDING_CLAIM_TTL_SECONDS * 1000;
@@ -154,32 +147,17 @@ export class CommandWorkers {
   /** One attempt at `commands`: apply them, then answer what was applied; returns the commands that failed. */
   private async applyAndDeliver(job: Job<CommandBatch>, token: string | undefined, commands: Command[]) {
     const { orm, settings, metrics, logger } = this.runtime;
-    const mark = await this.stores.ledgerMarks.markDirtyNow();
+    const mark = publishesOwnEvents(commands) ? null : await this.stores.ledgerMarks.markDirtyNow();
     const { executions, publication, failures } = await executeBatch(orm.em, settings, commands, (mode, retried, cause) =>
       logger.info({ mode, commandIds: commandIds(retried), cause: cause.message }, `batch of ${retried.length} applied again (${mode})`),
     );
     failpoint('batch-committed-before-reply');
     // Frozen past the lock, this worker may find its job done by another: it answered, so this one must not.
-    if (!(await this.stillHolds(job, token))) throw new LockLostError(job.id);
+    if (!(await stillHolds(job, token, this.runtime.settings.workerLockMs, this.queues))) throw new LockLostError(job.id);
     await this.deliver(executions, publication, mark);
     failpoint('batch-replied-before-complete');
     for (const { command, outcome } of executions) metrics.commands.inc({ type: command.type, outcome });
     return failures;
-  }
-
-  /**
-   * Whether the job is still this worker's to answer (renewing its lock); a job run without a token (tests) always is.
-   * A lock that lapsed in a pause nobody acted on yet (the job not started again, not finished) still is: answering then
-   * is the first answer, and refusing would only make the client wait for a re-run. A job another worker started again
-   * (BullMQ counts every start in attemptsStarted), or one finished or removed meanwhile, is not.
-   */
-  private async stillHolds(job: Job<CommandBatch>, token: string | undefined): Promise<boolean> {
-    if (token === undefined) return true;
-    if ((await job.extendLock(token, this.runtime.settings.workerLockMs)) === 1) return true;
-    const queue = this.queues.find((q) => q.name === job.queueName);
-    const stored = queue ? await Job.fromId<CommandBatch>(queue, job.id as string) : undefined;
-    if (!stored || stored.attemptsStarted !== job.attemptsStarted) return false;
-    return !['completed', 'failed'].includes(await stored.getState());
   }
 
   /**
@@ -200,24 +178,25 @@ export class CommandWorkers {
     if (this.closing !== null || Date.now() - job.timestamp > OUTAGE_HORIZON_MS) throw outage;
     await pause(Math.min(OUTAGE_BACKOFF_MS.first * 2 ** attempt, OUTAGE_BACKOFF_MS.max));
     // Redis down too: the lock cannot be checked now; the check before any answer still fences.
-    if (!(await this.stillHolds(job, token).catch(() => true))) throw new LockLostError(job.id);
+    if (!(await stillHolds(job, token, this.runtime.settings.workerLockMs, this.queues).catch(() => true))) throw new LockLostError(job.id);
   }
 
   /**
    * After commit, in one Redis round trip whatever the batch size: fresh
    * ETags, tombstones for changed credentials, the announcement of the
-   * batch's publication, retry-key results, then one reply per command (a
-   * pipeline runs in order, so a client that hears its reply finds all of
-   * it in place). With read replicas, first one statement for the WAL
+   * batch's publication, retry-key results, then the replies, one message
+   * per API instance (a pipeline runs in order, so a client that hears its
+   * reply finds all of it in place). With read replicas, first one statement for the WAL
    * position past this commit, recorded in the ETags and for every acting
    * agent before the replies (src/db/replicas.ts).
    *
    * A publication that took less than a full batch left nothing pending
    * that was committed before it, so it clears the batch's own dirty mark
-   * (`mark`, unless a later writer replaced it). Otherwise outbox rows may
-   * wait: the mark stays, and the ledger publisher is nudged.
+   * (`mark`, unless a later writer replaced it; a batch that publishes its
+   * own events set none). Otherwise outbox rows may wait: the mark is set
+   * (again), and the ledger publisher is nudged.
    */
-  private async deliver(executions: Execution[], publication: Publication | null, mark: string): Promise<void> {
+  private async deliver(executions: Execution[], publication: Publication | null, mark: string | null): Promise<void> {
     const { etags, credentials, ledgerMarks, idempotency, positions } = this.stores;
     const drained = publication !== null && publication.count < PUBLISH_BATCH;
     if (!drained) this.ledger.nudge();
@@ -239,13 +218,19 @@ export class CommandWorkers {
       executions.flatMap((e) => e.expiredCredentials ?? []),
     );
     if (publication) ledgerMarks.publishedIn(pipeline, publication.head, drained ? mark : null, publication.events);
-    // Outbox rows may be waiting: event reads take the publishing path until a publisher drains them.
-    if (!drained && executions.some((e) => e.outcome === 'applied')) ledgerMarks.markDirty(pipeline);
+    // Outbox rows may be waiting, or a replayed command's events were committed by an attempt that died before announcing
+    // them: event reads take the Postgres path until a publisher drains the outbox, and its writer reads its own events.
+    if (!drained && executions.some((e) => e.outcome !== 'refused')) ledgerMarks.markDirty(pipeline);
+    const replies = new Map<string, Reply[]>();
     for (const { command, result } of executions) {
       if (command.idempotency)
         idempotency.completeIn(pipeline, command.idempotency.cacheKey, command.idempotency.fingerprint, command.commandId, result);
-      pipeline.publish(command.replyTo, encodeReply(command.commandId, result));
+      const reply = { commandId: command.commandId, result };
+      const toInstance = replies.get(command.replyTo);
+      if (toInstance) toInstance.push(reply);
+      else replies.set(command.replyTo, [reply]);
     }
+    for (const [channel, sent] of replies) pipeline.publish(channel, encodeReplies(sent));
     await pipeline.exec();
   }
 
@@ -276,7 +261,7 @@ export class CommandWorkers {
       const result = recorded.get(command.commandId);
       // One try: the worker cannot know when a retry may take the claim over; if Redis is down, so is the reply below.
       if (!result && command.idempotency) await this.stores.idempotency.release(command.idempotency.cacheKey, Date.now());
-      await this.runtime.redis.publish(command.replyTo, encodeReply(command.commandId, result ?? GAVE_UP));
+      await this.runtime.redis.publish(command.replyTo, encodeReplies([{ commandId: command.commandId, result: result ?? GAVE_UP }]));
     }
   }
 

@@ -102,6 +102,16 @@ async function applyRefused(root: EntityManager, settings: Settings, command: Co
   });
 }
 
+/**
+ * Whether every transaction this batch may commit publishes its own events
+ * with them (the set-based path, for the batch or for each of its commands
+ * alone): none leaves an outbox row pending, so none needs the dirty mark
+ * before it (src/store/ledgerMarks.ts).
+ */
+export function publishesOwnEvents(enqueued: Command[]): boolean {
+  return takesSetBasedPath(enqueued.map(currentCommand));
+}
+
 /** Told when a batch is applied again, one command at a time. */
 export type BatchRetryListener = (mode: 'one_by_one', commands: Command[], cause: Error) => void;
 

@@ -61,10 +61,9 @@ export class ReplyListener {
     }
   }
 
-  /** Called from the subscriber's event emitter: a message it cannot read is dropped (its waiter times out and looks the result up), never thrown. */
+  /** Called from the subscriber's event emitter: a message it cannot read is dropped (its waiters time out and look their results up), never thrown. */
   private deliver(message: string): void {
-    const reply = decodeReply(message);
-    if (reply) this.settle(reply.commandId, reply.result);
+    for (const reply of decodeReplies(message)) this.settle(reply.commandId, reply.result);
   }
 
   async stop(): Promise<void> {
@@ -73,17 +72,30 @@ export class ReplyListener {
   }
 }
 
-export function encodeReply(commandId: string, result: CommandResult): string {
-  return JSON.stringify({ commandId, result });
+export interface Reply {
+  commandId: string;
+  result: CommandResult;
 }
 
-function decodeReply(message: string): { commandId: string; result: CommandResult } | null {
+/** The replies a worker sends one API instance for one batch, in one message: one publish and one delivery, not one per command. */
+export function encodeReplies(replies: Reply[]): string {
+  return JSON.stringify({ replies });
+}
+
+const isReply = (reply: unknown): reply is Reply =>
+  typeof reply === 'object' &&
+  reply !== null &&
+  typeof (reply as Reply).commandId === 'string' &&
+  typeof (reply as Reply).result === 'object' &&
+  (reply as Reply).result !== null;
+
+/** The replies of a message; a single reply is what workers before batched replies sent. */
+function decodeReplies(message: string): Reply[] {
   try {
-    const reply = JSON.parse(message) as { commandId?: unknown; result?: unknown };
-    return typeof reply.commandId === 'string' && typeof reply.result === 'object' && reply.result !== null
-      ? (reply as { commandId: string; result: CommandResult })
-      : null;
+    const parsed = JSON.parse(message) as { replies?: unknown };
+    if (Array.isArray(parsed.replies)) return parsed.replies.filter(isReply);
+    return isReply(parsed) ? [parsed] : [];
   } catch {
-    return null;
+    return [];
   }
 }

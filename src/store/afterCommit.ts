@@ -2,7 +2,11 @@ import calculateSlot from 'cluster-key-slot';
 import type { ChainableCommander, Cluster } from 'ioredis';
 import { isCluster, type RedisClient } from '../redis.ts';
 
-/** One queued command: its name and arguments, the key first (every after-commit write names one key). */
+/**
+ * One queued command: its name and arguments, the key first, or after the
+ * count of its keys for a script that takes any number of keys of one slot
+ * (src/store/etagFingerprints.ts).
+ */
 type Queued = [name: string, args: unknown[]];
 type Commands = Record<string, (...args: unknown[]) => Promise<unknown>>;
 
@@ -45,7 +49,8 @@ export function afterCommitPipeline(redis: RedisClient): ChainableCommander {
 function groupByNode(cluster: Cluster, writes: Queued[]): Queued[][] {
   const groups = new Map<string, Queued[]>();
   writes.forEach((write, i) => {
-    const node = cluster.slots[calculateSlot(String(write[1][0]))]?.join(',') ?? `unmapped ${i}`;
+    const [first, second] = write[1];
+    const node = cluster.slots[calculateSlot(String(typeof first === 'number' ? second : first))]?.join(',') ?? `unmapped ${i}`;
     groups.set(node, [...(groups.get(node) ?? []), write]);
   });
   return [...groups.values()];

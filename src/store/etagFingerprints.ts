@@ -12,6 +12,18 @@ import type { RedisKeys, RedisClient } from '../redis.ts';
  */
 const TTL_SECONDS = 7 * 86_400;
 
+/** Every key of KEYS set to the ARGV value of the same index, for ARGV[#KEYS + 1] seconds (all in the {etag} slot). */
+const bumpScript = `
+local ttl = ARGV[#KEYS + 1]
+for i, key in ipairs(KEYS) do
+  redis.call('SET', key, ARGV[i], 'EX', ttl)
+end
+`;
+
+interface BumpCommand {
+  agoraBumpEtags(keyCount: number, ...keysThenValues: (string | number)[]): unknown;
+}
+
 export class EtagFingerprints {
   private readonly redis: RedisClient;
   private readonly keys: RedisKeys;
@@ -19,6 +31,7 @@ export class EtagFingerprints {
   constructor(redis: RedisClient, keys: RedisKeys) {
     this.redis = redis;
     this.keys = keys;
+    redis.defineCommand('agoraBumpEtags', { lua: bumpScript });
   }
 
   async read(scopes: string[]): Promise<string[]> {
@@ -47,12 +60,10 @@ export class EtagFingerprints {
    * `position`: the commit's WAL position, when replicas serve reads (see commitPositions.ts).
    */
   bump(pipeline: ChainableCommander, scopes: string[], position: bigint | null = null): void {
-    for (const scope of new Set(scopes))
-      pipeline.set(
-        this.keys.etagScope(scope),
-        fingerprintWithPosition(randomBytesPooled(9).toString('base64url'), position),
-        'EX',
-        TTL_SECONDS,
-      );
+    // One command for them all, not one per scope: a batch touches dozens.
+    const keys = [...new Set(scopes)].map((scope) => this.keys.etagScope(scope));
+    if (keys.length === 0) return;
+    const values = keys.map(() => fingerprintWithPosition(randomBytesPooled(9).toString('base64url'), position));
+    (pipeline as unknown as BumpCommand).agoraBumpEtags(keys.length, ...keys, ...values, TTL_SECONDS);
   }
 }

@@ -103,8 +103,9 @@ beforeAll(async () => {
   t = await startTestApp({}, ['api']);
   subscriber = connectRedis(t.settings, 'replies-watch');
   subscriber.on('pmessage', (_pattern: string, _channel: string, message: string) => {
-    const { commandId } = JSON.parse(message) as { commandId: string };
-    repliesPublished.set(commandId, (repliesPublished.get(commandId) ?? 0) + 1);
+    // One message per batch and API instance (src/pipeline/replies.ts).
+    const { replies } = JSON.parse(message) as { replies: { commandId: string }[] };
+    for (const { commandId } of replies) repliesPublished.set(commandId, (repliesPublished.get(commandId) ?? 0) + 1);
   });
   await subscriber.psubscribe(`${t.settings.redisPrefix}:replies:*`);
 });
