@@ -7,7 +7,7 @@ import type { Command, CommandBatch } from '../src/pipeline/command.ts';
 import { allPartitionQueueNames, MAX_PARTITIONS, queueCounts } from '../src/pipeline/partitions.ts';
 import { pingPostgres } from '../src/db/probes.ts';
 import { currentPosition } from '../src/db/replicas.ts';
-import { encodeReplies, type Reply } from '../src/pipeline/replies.ts';
+import { encodeReplies, encodeReply, type Reply } from '../src/pipeline/replies.ts';
 import { findResults, GAVE_UP } from '../src/pipeline/results.ts';
 import { queuePrefix, type RedisClient } from '../src/redis.ts';
 import { settleWithin } from '../src/settle.ts';
@@ -17,7 +17,7 @@ import type { Stores } from '../src/store/stores.ts';
 import { PUBLISH_BATCH, type Publication } from '../src/ledger/publication.ts';
 import { linkCommandTraces, queueTelemetry } from '../src/tracing/queueTracing.ts';
 import { executeBatch, publishesOwnEvents, type Execution } from './executeBatch.ts';
-import { LockLostError, stillHolds } from './jobLock.ts';
+import { LockLostError, processingStarts, stillHolds } from './jobLock.ts';
 import { startLedgerPublisher, type LedgerPublisherLoop } from './ledgerPublisher.ts';
 
 const commandIds = (commands: Command[]) => commands.map((c) => c.commandId);
@@ -119,6 +119,7 @@ export class CommandWorkers {
   private async processBatch(job: Job<CommandBatch>, token: string | undefined): Promise<{ applied: number }> {
     const { metrics } = this.runtime;
     const stopTimer = metrics.batchDuration.startTimer();
+    processingStarts(job);
     linkCommandTraces(job.data);
     metrics.batchSize.observe(job.data.commands.length);
     let pending = job.data.commands;
@@ -147,14 +148,15 @@ export class CommandWorkers {
   /** One attempt at `commands`: apply them, then answer what was applied; returns the commands that failed. */
   private async applyAndDeliver(job: Job<CommandBatch>, token: string | undefined, commands: Command[]) {
     const { orm, settings, metrics, logger } = this.runtime;
-    const mark = publishesOwnEvents(commands) ? null : await this.stores.ledgerMarks.markDirtyNow();
+    // A batch whose outbox rows could wait marks the outbox dirty first, so that a crash after its commit leaves the mark.
+    if (!publishesOwnEvents(commands)) await this.stores.ledgerMarks.markDirtyNow();
     const { executions, publication, failures } = await executeBatch(orm.em, settings, commands, (mode, retried, cause) =>
       logger.info({ mode, commandIds: commandIds(retried), cause: cause.message }, `batch of ${retried.length} applied again (${mode})`),
     );
     failpoint('batch-committed-before-reply');
     // Frozen past the lock, this worker may find its job done by another: it answered, so this one must not.
     if (!(await stillHolds(job, token, this.runtime.settings.workerLockMs, this.queues))) throw new LockLostError(job.id);
-    await this.deliver(executions, publication, mark);
+    await this.deliver(executions, publication);
     failpoint('batch-replied-before-complete');
     for (const { command, outcome } of executions) metrics.commands.inc({ type: command.type, outcome });
     return failures;
@@ -191,12 +193,13 @@ export class CommandWorkers {
    * agent before the replies (src/db/replicas.ts).
    *
    * A publication that took less than a full batch left nothing pending
-   * that was committed before it, so it clears the batch's own dirty mark
-   * (`mark`, unless a later writer replaced it; a batch that publishes its
-   * own events set none). Otherwise outbox rows may wait: the mark is set
-   * (again), and the ledger publisher is nudged.
+   * that was committed before it: it is announced, and nothing is marked.
+   * Otherwise outbox rows may wait, or a replayed command's events were
+   * committed by an attempt that died before announcing them: the dirty
+   * mark is set (again) and the ledger publisher nudged, whose drained
+   * round clears it.
    */
-  private async deliver(executions: Execution[], publication: Publication | null, mark: string | null): Promise<void> {
+  private async deliver(executions: Execution[], publication: Publication | null): Promise<void> {
     const { etags, credentials, ledgerMarks, idempotency, positions } = this.stores;
     const drained = publication !== null && publication.count < PUBLISH_BATCH;
     if (!drained) this.ledger.nudge();
@@ -217,15 +220,18 @@ export class CommandWorkers {
       pipeline,
       executions.flatMap((e) => e.expiredCredentials ?? []),
     );
-    if (publication) ledgerMarks.publishedIn(pipeline, publication.head, drained ? mark : null, publication.events);
-    // Outbox rows may be waiting, or a replayed command's events were committed by an attempt that died before announcing
-    // them: event reads take the Postgres path until a publisher drains the outbox, and its writer reads its own events.
+    if (publication) ledgerMarks.publishedIn(pipeline, publication.head, publication.events);
+    // Event reads then take the Postgres path until a publisher drains the outbox: a writer reads its own events.
     if (!drained && executions.some((e) => e.outcome !== 'refused')) ledgerMarks.markDirty(pipeline);
     const replies = new Map<string, Reply[]>();
     for (const { command, result } of executions) {
       if (command.idempotency)
         idempotency.completeIn(pipeline, command.idempotency.cacheKey, command.idempotency.fingerprint, command.commandId, result);
       const reply = { commandId: command.commandId, result };
+      if (!command.repliesTogether) {
+        pipeline.publish(command.replyTo, encodeReply(reply));
+        continue;
+      }
       const toInstance = replies.get(command.replyTo);
       if (toInstance) toInstance.push(reply);
       else replies.set(command.replyTo, [reply]);
@@ -257,11 +263,13 @@ export class CommandWorkers {
    */
   private async giveUp(commands: Command[]): Promise<void> {
     const recorded = await findResults(this.runtime.orm.em.fork(), commandIds(commands));
+    // Committed by an attempt that never announced its events: a writer hearing its result reads them through Postgres.
+    if (recorded.size > 0) await this.stores.ledgerMarks.markDirtyNow();
     for (const command of commands) {
       const result = recorded.get(command.commandId);
       // One try: the worker cannot know when a retry may take the claim over; if Redis is down, so is the reply below.
       if (!result && command.idempotency) await this.stores.idempotency.release(command.idempotency.cacheKey, Date.now());
-      await this.runtime.redis.publish(command.replyTo, encodeReplies([{ commandId: command.commandId, result: result ?? GAVE_UP }]));
+      await this.runtime.redis.publish(command.replyTo, encodeReply({ commandId: command.commandId, result: result ?? GAVE_UP }));
     }
   }
 

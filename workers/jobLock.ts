@@ -15,17 +15,28 @@ export class LockLostError extends Error {
   }
 }
 
+/** When each job's processing started here, by the monotonic clock. */
+const startedAt = new WeakMap<object, number>();
+
+/** Called as the processor takes the job. */
+export function processingStarts(job: Job<CommandBatch>): void {
+  startedAt.set(job, performance.now());
+}
+
 /**
  * Whether the job's lock cannot have lapsed yet, so no other worker can have
  * started it again: BullMQ stamps processedOn with this process's clock when
  * it asks Redis for the job, and the lock Redis takes then lasts `lockMs`.
  * Within the first half of that (a batch takes milliseconds) the lock needs
- * no round trip to check; a worker frozen longer asks Redis.
+ * no round trip to check; a worker frozen longer asks Redis. The time since
+ * processing started here, by the monotonic clock, is a floor: a wall clock
+ * stepped back never makes a lock look fresher than that. (A Redis host whose
+ * clock jumps forward expires keys early; nothing here can see that.)
  */
 function lockSurelyHeld(job: Job<CommandBatch>, lockMs: number): boolean {
-  if (job.processedOn === undefined) return false;
-  const held = Date.now() - job.processedOn;
-  return held >= 0 && held < lockMs / 2;
+  const started = startedAt.get(job);
+  if (job.processedOn === undefined || started === undefined) return false;
+  return Math.max(Date.now() - job.processedOn, performance.now() - started) < lockMs / 2;
 }
 
 /**

@@ -252,6 +252,7 @@ export async function runMutation(
     partitionKey: await action.partitionKey(params, auth?.actor ?? null, db),
     idempotency: identity.claim ? { cacheKey: identity.claim.cacheKey, fingerprint: identity.claim.fingerprint } : null,
     replyTo: ctx.dispatcher.replyChannel,
+    repliesTogether: true,
   }));
   const answered = tokenSecret && result.status < 400 ? { ...result, body: { ...result.body, accessToken: tokenSecret } } : result;
   return reply(request, h, answered, decision ? rateHeaders(action.rateClass, decision) : { 'Idempotency-Replayed': 'true' });

@@ -35,6 +35,8 @@ export interface Command {
   idempotency: IdempotencyClaim | null;
   /** Redis channel of the API instance waiting for the result. */
   replyTo: string;
+  /** That API reads a batch's replies in one message (src/pipeline/replies.ts); absent from an API before that, which gets its own. */
+  repliesTogether?: true;
 }
 
 /**

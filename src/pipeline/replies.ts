@@ -82,6 +82,11 @@ export function encodeReplies(replies: Reply[]): string {
   return JSON.stringify({ replies });
 }
 
+/** One reply alone, as every API reads it (an API from before batched replies reads only this). */
+export function encodeReply(reply: Reply): string {
+  return JSON.stringify(reply);
+}
+
 const isReply = (reply: unknown): reply is Reply =>
   typeof reply === 'object' &&
   reply !== null &&
@@ -89,7 +94,7 @@ const isReply = (reply: unknown): reply is Reply =>
   typeof (reply as Reply).result === 'object' &&
   (reply as Reply).result !== null;
 
-/** The replies of a message; a single reply is what workers before batched replies sent. */
+/** The replies of a message: a batch's, or a single one (encodeReply). */
 function decodeReplies(message: string): Reply[] {
   try {
     const parsed = JSON.parse(message) as { replies?: unknown };

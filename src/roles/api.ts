@@ -121,7 +121,13 @@ export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
     partitions: settings.partitions,
     timeoutMs: settings.commandTimeoutMs,
     replies,
-    findResult: (commandId) => findResult(orm.em.fork(), commandId),
+    // A result read from Postgres, not heard as a reply: its batch may have died before announcing its events, so the
+    // outbox is marked first and its writer's event reads take the Postgres path (src/store/ledgerMarks.ts).
+    findResult: async (commandId) => {
+      const result = await findResult(orm.em.fork(), commandId);
+      if (result) await stores.ledgerMarks.markDirtyNow();
+      return result;
+    },
   });
   runtime.metrics.watchQueues(() => dispatcher.queueCounts());
   const admission = new AdmissionStore(redis, new RateLimiter(redis), stores.idempotency);

@@ -18,7 +18,7 @@ type Commands = Record<string, (...args: unknown[]) => Promise<unknown>>;
  * the writes by the node serving each key's slot and sends each group as a
  * pipeline of its own, all at once, and publishes the replies only once
  * every write is in place: a client that hears its reply still finds its
- * result stored. The replies go one command each, as before: a pipeline of
+ * result stored. The replies (one message per API instance) go one command each: a pipeline of
  * PUBLISHes would go to a random node, which may be the master a failover
  * just killed, while a single command is redirected by the cluster client.
  */

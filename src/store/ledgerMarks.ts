@@ -30,15 +30,18 @@ return {dirty, redis.call('GET', KEYS[1])}
 
 /**
  * What lets an events poll answer 304 without Postgres: the ledger head as
- * last published, and a dirty mark that every outbox writer sets before its
- * transaction and again after commit (before the reply) unless that
- * transaction published its own rows, so rows may be waiting only while the
- * mark is set. While the mark is set, reads take the Postgres path (publish
- * pending rows, then look); a publisher that drained the outbox (a batch
- * publishing its own rows included) raises the head and clears the mark it
- * saw, so a newer mark survives it. A batch that dies between its commit and
- * its announcement leaves a head above the announced one: the background
- * publisher announces it at its next round (src/ledger/publisher.ts).
+ * last published, and a dirty mark that every writer whose outbox rows could
+ * wait sets before its transaction and again after commit (before the
+ * reply), so rows may be waiting only while the mark is set. A batch that
+ * publishes its own rows in its transaction sets none: none of them ever
+ * waits. While the mark is set, reads take the Postgres path (publish
+ * pending rows, then look); a publisher that drained the outbox (the
+ * background one, or a read) raises the head and clears the mark it saw, so
+ * a newer mark survives it. A batch that dies between its commit and its
+ * announcement leaves a head above the announced one: the background
+ * publisher announces it once overdue (src/ledger/publisher.ts), and a
+ * result answered from Postgres instead of its reply marks the outbox first
+ * (src/roles/api.ts), so its writer reads its own events meanwhile.
  */
 export class LedgerMarks implements PublicationMarks {
   private readonly redis: RedisClient;
@@ -54,11 +57,9 @@ export class LedgerMarks implements PublicationMarks {
     pipeline.set(this.keys.outboxDirty, randomBytesPooled(9).toString('base64url'));
   }
 
-  /** Before a transaction that may write outbox rows, so that a crash after its commit still leaves the mark. Returns the mark. */
-  async markDirtyNow(): Promise<string> {
-    const mark = randomBytesPooled(9).toString('base64url');
-    await this.redis.set(this.keys.outboxDirty, mark);
-    return mark;
+  /** Before a transaction whose outbox rows could wait, so that a crash after its commit still leaves the mark. */
+  async markDirtyNow(): Promise<void> {
+    await this.redis.set(this.keys.outboxDirty, randomBytesPooled(9).toString('base64url'));
   }
 
   async read(): Promise<MarksState> {
@@ -74,9 +75,12 @@ export class LedgerMarks implements PublicationMarks {
     return { dirty, head: raised };
   }
 
-  /** published() as one command of a worker's after-commit pipeline: the announcement of the publication its batch committed. */
-  publishedIn(pipeline: ChainableCommander, head: string, drained: string | null, events: readonly LedgerEvent[]): void {
-    (pipeline as unknown as PublishedCommand<unknown>).agoraLedgerPublished(...this.publishedArgs(head, drained, events));
+  /**
+   * published() as one command of a worker's after-commit pipeline: the announcement of the publication its batch
+   * committed. It clears no mark: the batch set none, and one it did not see may belong to rows it did not publish.
+   */
+  publishedIn(pipeline: ChainableCommander, head: string, events: readonly LedgerEvent[]): void {
+    (pipeline as unknown as PublishedCommand<unknown>).agoraLedgerPublished(...this.publishedArgs(head, null, events));
   }
 
   private publishedArgs(head: string, drained: string | null, events: readonly LedgerEvent[]): PublishedArgs {

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type { Command } from '../../src/pipeline/command.ts';
 import { createProject, registerAgent, unique, type Client, type TestAgent } from './client.ts';
 
 /** A project with one topic, owned by a fresh agent. */
@@ -87,4 +89,22 @@ export async function moderationCast(client: Client): Promise<ModerationCast> {
   const [steward, author, outsider] = [await registerAgent(client), await registerAgent(client), await registerAgent(client)];
   await addMember(client, topic.owner, topic.projectSlug, steward);
   return { topic, owner: topic.owner, steward, author, outsider };
+}
+
+/**
+ * A post's command in `topic` by its owner, as an API enqueues it without a retry key, for a test that applies or
+ * enqueues batches itself; `replyTo` is the channel its result is published on.
+ */
+export function postCommand(topic: TestTopic, replyTo = 'unused'): Command {
+  const { agentId, handle, tokenId } = topic.owner;
+  return {
+    commandId: randomUUID(),
+    type: 'post.create',
+    actor: { agentId, handle, tokenId, fingerprint: 'unused' },
+    data: { projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: unique('body '), review: false },
+    view: 'compact',
+    partitionKey: `project:${topic.projectSlug}`,
+    idempotency: null,
+    replyTo,
+  };
 }

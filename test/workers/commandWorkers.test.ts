@@ -1,53 +1,64 @@
-import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
-import { redisKeys } from '../../src/redis.ts';
-import { createPost, newTopic } from '../support/forum.ts';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { Job, Queue } from 'bullmq';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { partitionOf, partitionQueueName } from '../../src/pipeline/partitions.ts';
+import { connectRedis, queuePrefix, redisKeys } from '../../src/redis.ts';
+import { LedgerMarks } from '../../src/store/ledgerMarks.ts';
+import { createPost, newTopic, postCommand } from '../support/forum.ts';
 import { useTestApp } from '../support/testApp.ts';
 
+// The app's worker runs in this process: spies (which still call through) count what it asks of Redis.
 const t = useTestApp();
-
-/** Every command Redis runs while `during` runs (MONITOR, on a connection of its own), as its arguments. */
-async function commandsDuring(during: () => Promise<void>): Promise<string[][]> {
-  const monitor = await new Redis(t.settings.redisUrl).monitor();
-  const seen: string[][] = [];
-  monitor.on('monitor', (_time: string, args: string[]) => seen.push(args));
-  try {
-    await during();
-  } finally {
-    monitor.disconnect();
-  }
-  return seen;
-}
+afterEach(() => vi.restoreAllMocks());
 
 describe('a worker delivering a batch', () => {
   it('answers a post only once its event is in the ledger and the head announced, and never raises the dirty mark for it', async () => {
     const topic = await newTopic(t.client);
     const keys = redisKeys(t.settings.redisPrefix);
-    const commands = await commandsDuring(async () => {
-      const reply = await createPost(t.client, topic.owner, topic);
-      // Read right after the reply: the batch published with its commit and announced before replying.
-      const [event] = await t.orm.em
-        .fork()
-        .execute<{ event_id: string }[]>(
-          "select event_id::text as event_id from ledger_event where type = 'post.created' and subject_id = ?",
-          [reply.id],
-        );
-      const head = await t.redis.get(keys.ledgerHead);
-      expect(event).toBeDefined();
-      expect(BigInt(head ?? '0')).toBeGreaterThanOrEqual(BigInt(event?.event_id ?? 'x'));
-    });
+    const markedBefore = vi.spyOn(LedgerMarks.prototype, 'markDirtyNow');
+    const markedAfter = vi.spyOn(LedgerMarks.prototype, 'markDirty');
+    const reply = await createPost(t.client, topic.owner, topic);
+    // Read right after the reply: the batch published with its commit and announced before replying.
+    const [event] = await t.orm.em
+      .fork()
+      .execute<{ event_id: string }[]>(
+        "select event_id::text as event_id from ledger_event where type = 'post.created' and subject_id = ?",
+        [reply.id],
+      );
+    expect(event).toBeDefined();
+    expect(BigInt((await t.redis.get(keys.ledgerHead)) ?? '0')).toBeGreaterThanOrEqual(BigInt(event?.event_id ?? 'x'));
     // A batch of posts publishes its own events with its commit: no outbox row of it ever waits, so it marks nothing.
-    expect(commands.filter((args) => args[0]?.toLowerCase() === 'set' && args[1] === keys.outboxDirty)).toEqual([]);
+    expect(markedBefore).not.toHaveBeenCalled();
+    expect(markedAfter).not.toHaveBeenCalled();
   });
 
   it('answers a batch without asking Redis whether it still holds the job, while the job’s lock is fresh', async () => {
     const topic = await newTopic(t.client);
-    const commands = await commandsDuring(async () => {
-      await createPost(t.client, topic.owner, topic);
+    const lockChecks = vi.spyOn(Job.prototype, 'extendLock');
+    await createPost(t.client, topic.owner, topic);
+    expect(lockChecks).not.toHaveBeenCalled();
+  });
+
+  it('answers a command from an API before batched replies with a reply of its own, in the form that API reads', async () => {
+    const topic = await newTopic(t.client);
+    const channel = `${t.settings.redisPrefix}:replies:${randomUUID()}`;
+    // As an API from before batched replies enqueues it: no repliesTogether.
+    const command = postCommand(topic, channel);
+    const listener = connectRedis(t.settings, 'older-api');
+    await listener.subscribe(channel);
+    const heard = once(listener, 'message');
+    const queue = new Queue(partitionQueueName(partitionOf(command.partitionKey, t.settings.partitions)), {
+      connection: t.redis,
+      prefix: queuePrefix(t.settings),
     });
-    // BullMQ's extendLock names the job's lock key first; the lock BullMQ takes when it hands out the job is a SET inside its script.
-    const lockChecks = commands.filter((args) => args[0]?.toLowerCase() === 'evalsha' && args[3]?.endsWith(':lock'));
-    expect(commands.some((args) => args[0] === 'SET' && args[1]?.endsWith(':lock'))).toBe(true);
-    expect(lockChecks).toEqual([]);
+    try {
+      await queue.add('batch', { commands: [command] });
+      const [, message] = (await heard) as [string, string];
+      expect(JSON.parse(message)).toMatchObject({ commandId: command.commandId, result: { status: 200 } });
+    } finally {
+      await queue.close();
+      listener.disconnect();
+    }
   });
 });

@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import type { Command } from '../../src/pipeline/command.ts';
 import { redisKeys } from '../../src/redis.ts';
+import { LedgerMarks } from '../../src/store/ledgerMarks.ts';
 import { executeBatch } from '../../workers/executeBatch.ts';
-import { unique } from '../support/client.ts';
-import { newTopic } from '../support/forum.ts';
+import { newTopic, postCommand } from '../support/forum.ts';
 import { useTestApp } from '../support/testApp.ts';
 
 const t = useTestApp();
@@ -13,17 +11,7 @@ describe('the background ledger publisher', () => {
   it('announces a head that a batch committed but never announced, though no dirty mark is left', async () => {
     const topic = await newTopic(t.client);
     const keys = redisKeys(t.settings.redisPrefix);
-    const { agentId, handle, tokenId } = topic.owner;
-    const post: Command = {
-      commandId: randomUUID(),
-      type: 'post.create',
-      actor: { agentId, handle, tokenId, fingerprint: 'unused' },
-      data: { projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: unique('body '), review: false },
-      view: 'compact',
-      partitionKey: `project:${topic.projectSlug}`,
-      idempotency: null,
-      replyTo: 'unused',
-    };
+    const post = postCommand(topic);
     // The batch as a worker runs it, then dies before its after-commit pipeline: its events are in the ledger, unannounced.
     const { publication } = await executeBatch(t.orm.em, t.settings, [post]);
     // And another batch's drained announcement has cleared the dirty mark meanwhile.
@@ -33,5 +21,12 @@ describe('the background ledger publisher', () => {
       async () => expect(BigInt((await t.redis.get(keys.ledgerHead)) ?? '0')).toBeGreaterThanOrEqual(BigInt(publication?.head ?? 'x')),
       { timeout: 5_000, interval: 50 },
     );
+  });
+
+  it('clears a dirty mark left with nothing pending, so event reads go back to answering from Redis', async () => {
+    const keys = redisKeys(t.settings.redisPrefix);
+    // What a per-command batch leaves after its commit (its after-commit mark) once its rows are published.
+    await new LedgerMarks(t.redis, keys).markDirtyNow();
+    await vi.waitFor(async () => expect(await t.redis.get(keys.outboxDirty)).toBeNull(), { timeout: 5_000, interval: 50 });
   });
 });

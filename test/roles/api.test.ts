@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CommandBatch } from '../../src/pipeline/command.ts';
+import { allPartitionQueueNames, MAX_PARTITIONS } from '../../src/pipeline/partitions.ts';
+import { queuePrefix } from '../../src/redis.ts';
+import { executeBatch } from '../../workers/executeBatch.ts';
+import { unique } from '../support/client.ts';
+import { newTopic, type TestTopic } from '../support/forum.ts';
+import { startTestApp, type TestApp } from '../support/testApp.ts';
+
+let t: TestApp;
+let topic: TestTopic;
+
+beforeAll(async () => {
+  const registrar = await startTestApp();
+  topic = await newTopic(registrar.client);
+  await registrar.stop();
+  // API only, and no worker anywhere on its prefix: what the queue holds is applied by the test itself, never announced.
+  t = await startTestApp({ COMMAND_TIMEOUT_MS: '500' }, ['api']);
+});
+afterAll(() => t.stop());
+
+/** The job of the queue that carries this command, taken off the queue. */
+async function takeJobOf(carries: (batch: CommandBatch) => boolean): Promise<CommandBatch> {
+  const queues = allPartitionQueueNames(MAX_PARTITIONS).map(
+    (name) => new Queue<CommandBatch>(name, { connection: t.redis, prefix: queuePrefix(t.settings) }),
+  );
+  try {
+    for (const queue of queues) {
+      for (const job of await queue.getJobs(['waiting'])) {
+        if (!carries(job.data)) continue;
+        await job.remove();
+        return job.data;
+      }
+    }
+    throw new Error('no queued job carries the command');
+  } finally {
+    await Promise.all(queues.map((queue) => queue.close()));
+  }
+}
+
+describe('an API answering a command from Postgres instead of its reply', () => {
+  it('marks the outbox first, so its writer’s conditional events poll shows the post its batch never announced', async () => {
+    const events = (etag?: string) =>
+      t.client.get('/api/forum/events', { projectSlug: topic.projectSlug }, etag ? { headers: { 'if-none-match': etag } } : {});
+    const etag = (await events()).headers.get('etag') ?? '';
+    const key = randomUUID();
+    const body = unique('unannounced ');
+    const send = () =>
+      t.client.post(
+        '/api/forum/posts',
+        { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body },
+        { token: topic.owner.token, headers: { 'idempotency-key': key } },
+      );
+    // No worker: the first attempt is still queued when its wait ends.
+    expect((await send()).status).toBe(503);
+    // A worker applies the batch (publishing its own events with its commit) and dies before its after-commit pipeline.
+    const batch = await takeJobOf((data) => data.commands.some((command) => command.data.body === body));
+    await executeBatch(t.orm.em, t.settings, batch.commands);
+    // The retry finds the result in processed_command (nobody replied, nobody announced) and answers it.
+    const retried = await send();
+    expect(retried.status).toBe(200);
+    expect(retried.headers.get('idempotency-replayed')).toBe('true');
+    const poll = await events(etag);
+    expect(poll.status).toBe(200);
+    expect(poll.body.events.map((event: { subjectId: string }) => event.subjectId)).toContain(retried.body.post.id);
+  });
+});
