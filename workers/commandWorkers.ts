@@ -16,7 +16,7 @@ import { PENDING_CLAIM_TTL_SECONDS } from '../src/store/idempotencyStore.ts';
 import type { Stores } from '../src/store/stores.ts';
 import { PUBLISH_BATCH, type Publication } from '../src/ledger/publication.ts';
 import { linkCommandTraces, queueTelemetry } from '../src/tracing/queueTracing.ts';
-import { executeBatch, publishesOwnEvents, type Execution } from './executeBatch.ts';
+import { executeBatch, type Execution } from './executeBatch.ts';
 import { LockLostError, processingStarts, stillHolds } from './jobLock.ts';
 import { startLedgerPublisher, type LedgerPublisherLoop } from './ledgerPublisher.ts';
 
@@ -148,11 +148,11 @@ export class CommandWorkers {
   /** One attempt at `commands`: apply them, then answer what was applied; returns the commands that failed. */
   private async applyAndDeliver(job: Job<CommandBatch>, token: string | undefined, commands: Command[]) {
     const { orm, settings, metrics, logger } = this.runtime;
-    // A batch whose outbox rows could wait marks the outbox dirty first, so that a crash after its commit leaves the mark.
-    if (!publishesOwnEvents(commands)) await this.stores.ledgerMarks.markDirtyNow();
-    const { executions, publication, failures } = await executeBatch(orm.em, settings, commands, (mode, retried, cause) =>
-      logger.info({ mode, commandIds: commandIds(retried), cause: cause.message }, `batch of ${retried.length} applied again (${mode})`),
-    );
+    const { executions, publication, failures } = await executeBatch(orm.em, settings, commands, {
+      onRetry: (mode, retried, cause) =>
+        logger.info({ mode, commandIds: commandIds(retried), cause: cause.message }, `batch of ${retried.length} applied again (${mode})`),
+      beforeOutboxWrites: () => this.stores.ledgerMarks.markDirtyNow(),
+    });
     failpoint('batch-committed-before-reply');
     // Frozen past the lock, this worker may find its job done by another: it answered, so this one must not.
     if (!(await stillHolds(job, token, this.runtime.settings.workerLockMs, this.queues))) throw new LockLostError(job.id);

@@ -102,18 +102,17 @@ async function applyRefused(root: EntityManager, settings: Settings, command: Co
   });
 }
 
-/**
- * Whether every transaction this batch may commit publishes its own events
- * with them (the set-based path, for the batch or for each of its commands
- * alone): none leaves an outbox row pending, so none needs the dirty mark
- * before it (src/store/ledgerMarks.ts).
- */
-export function publishesOwnEvents(enqueued: Command[]): boolean {
-  return takesSetBasedPath(enqueued.map(currentCommand));
+/** What the caller hears of a batch on its way. */
+export interface BatchHooks {
+  /** The batch is applied again, one command at a time. */
+  onRetry?: (mode: 'one_by_one', commands: Command[], cause: Error) => void;
+  /**
+   * Before a transaction whose outbox rows could wait for a publisher (the unit of work's paths): the worker marks the
+   * outbox dirty there, so that a crash after the commit leaves the mark (src/store/ledgerMarks.ts). A set-based
+   * transaction publishes its own events with its commit and never calls it.
+   */
+  beforeOutboxWrites?: () => Promise<void>;
 }
-
-/** Told when a batch is applied again, one command at a time. */
-export type BatchRetryListener = (mode: 'one_by_one', commands: Command[], cause: Error) => void;
 
 /** Thrown inside the unit of work's path when a command is refused: nothing of the batch commits. */
 class Refused extends Error {}
@@ -155,8 +154,9 @@ async function applyOptimistically(root: EntityManager, settings: Settings, comm
  * The batch in one transaction: set-based when every command is hot, otherwise on the unit of work; a
  * command alone that is refused, again with its refusal recorded.
  */
-async function applyTogether(root: EntityManager, settings: Settings, commands: Command[]): Promise<Applied> {
+async function applyTogether(root: EntityManager, settings: Settings, commands: Command[], hooks: BatchHooks): Promise<Applied> {
   if (takesSetBasedPath(commands)) return applySetBased(root, commands);
+  await hooks.beforeOutboxWrites?.();
   try {
     return { executions: await applyOptimistically(root, settings, commands), publication: null };
   } catch (error) {
@@ -176,21 +176,21 @@ export async function executeBatch(
   root: EntityManager,
   settings: Settings,
   enqueued: Command[],
-  onRetry: BatchRetryListener = () => {},
+  hooks: BatchHooks = {},
 ): Promise<Applied & { failures: Failure[] }> {
   // A command from an API older than Command.view carries the view in its data.
   const commands = enqueued.map(currentCommand);
   try {
-    return { ...(await applyTogether(root, settings, commands)), failures: [] };
+    return { ...(await applyTogether(root, settings, commands, hooks)), failures: [] };
   } catch (error) {
     if (commands.length === 1)
       return { executions: [], publication: null, failures: [{ command: commands[0] as Command, error: error as Error }] };
-    onRetry('one_by_one', commands, error as Error);
+    hooks.onRetry?.('one_by_one', commands, error as Error);
   }
   const executions: Execution[] = [];
   const failures: Failure[] = [];
   for (const command of commands) {
-    const alone = await executeBatch(root, settings, [command], onRetry);
+    const alone = await executeBatch(root, settings, [command], hooks);
     executions.push(...alone.executions);
     failures.push(...alone.failures);
   }

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { partitionOf, partitionQueueName } from '../../src/pipeline/partitions.ts';
 import { connectRedis, queuePrefix, redisKeys } from '../../src/redis.ts';
 import { LedgerMarks } from '../../src/store/ledgerMarks.ts';
+import { createProject, registerAgent } from '../support/client.ts';
 import { createPost, newTopic, postCommand } from '../support/forum.ts';
 import { useTestApp } from '../support/testApp.ts';
 
@@ -31,6 +32,14 @@ describe('a worker delivering a batch', () => {
     // A batch of posts publishes its own events with its commit: no outbox row of it ever waits, so it marks nothing.
     expect(markedBefore).not.toHaveBeenCalled();
     expect(markedAfter).not.toHaveBeenCalled();
+  });
+
+  it('marks the outbox dirty before the transaction of a batch that is not all hot, whose outbox rows wait for a publisher', async () => {
+    const owner = await registerAgent(t.client);
+    const markedBefore = vi.spyOn(LedgerMarks.prototype, 'markDirtyNow');
+    // Project creation has no set-based path: its batch runs on the unit of work and leaves its events to a publisher.
+    await createProject(t.client, owner);
+    expect(markedBefore).toHaveBeenCalled();
   });
 
   it('answers a batch without asking Redis whether it still holds the job, while the job’s lock is fresh', async () => {

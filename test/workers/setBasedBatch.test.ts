@@ -40,7 +40,7 @@ const vote = (agent: TestAgent, postId: string, value: 'support' | 'contest') =>
 /** Runs a batch and reports whether it needed the per-command path. */
 async function run(commands: Command[]) {
   const retries: string[] = [];
-  const outcome = await executeBatch(t.orm.em, t.settings, commands, (mode) => retries.push(mode));
+  const outcome = await executeBatch(t.orm.em, t.settings, commands, { onRetry: (mode) => retries.push(mode) });
   return { ...outcome, retries };
 }
 

@@ -30,7 +30,7 @@ function command(type: string, data: Record<string, unknown>): Command {
 /** Runs a batch and reports how it was applied again, if it was. */
 async function run(commands: Command[]) {
   const retries: string[] = [];
-  const outcome = await executeBatch(t.orm.em, t.settings, commands, (mode) => retries.push(mode));
+  const outcome = await executeBatch(t.orm.em, t.settings, commands, { onRetry: (mode) => retries.push(mode) });
   return { ...outcome, retries };
 }
 

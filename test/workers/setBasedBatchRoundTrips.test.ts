@@ -32,7 +32,7 @@ function post(data: Record<string, unknown> = {}): Command {
 /** The round trips of the batch's own connection (the one that took the partition lock). */
 async function tripsOfBatch(commands: Command[]): Promise<string[]> {
   const retries: string[] = [];
-  const connections = await roundTripsDuring(() => executeBatch(t.orm.em, t.settings, commands, (mode) => retries.push(mode)));
+  const connections = await roundTripsDuring(() => executeBatch(t.orm.em, t.settings, commands, { onRetry: (mode) => retries.push(mode) }));
   expect(retries).toEqual([]);
   return tripsOf(connections, 'pg_advisory_xact_lock(hashtext(k))');
 }
