@@ -28,6 +28,9 @@ end
 return {dirty, redis.call('GET', KEYS[1])}
 `;
 
+/** A mark no earlier writer set: a publisher clears only the one it saw. */
+const freshMark = () => randomBytesPooled(9).toString('base64url');
+
 /**
  * What lets an events poll answer 304 without Postgres: the ledger head as
  * last published, and a dirty mark that every writer whose outbox rows could
@@ -54,12 +57,12 @@ export class LedgerMarks implements PublicationMarks {
   }
 
   markDirty(pipeline: ChainableCommander): void {
-    pipeline.set(this.keys.outboxDirty, randomBytesPooled(9).toString('base64url'));
+    pipeline.set(this.keys.outboxDirty, freshMark());
   }
 
   /** Before a transaction whose outbox rows could wait, so that a crash after its commit still leaves the mark. */
   async markDirtyNow(): Promise<void> {
-    await this.redis.set(this.keys.outboxDirty, randomBytesPooled(9).toString('base64url'));
+    await this.redis.set(this.keys.outboxDirty, freshMark());
   }
 
   async read(): Promise<MarksState> {
