@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Queue } from 'bullmq';
+import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandBatch } from '../../src/pipeline/command.ts';
-import { allPartitionQueueNames, MAX_PARTITIONS } from '../../src/pipeline/partitions.ts';
-import { queuePrefix } from '../../src/redis.ts';
 import { executeBatch } from '../../workers/executeBatch.ts';
 import { unique } from '../support/client.ts';
 import { newTopic, type TestTopic } from '../support/forum.ts';
+import { partitionQueue } from '../support/queues.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
 let t: TestApp;
@@ -21,22 +20,18 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
-/** The job of the queue that carries this command, taken off the queue. */
+/** The job of the project's queue that carries this command, taken off the queue. */
 async function takeJobOf(carries: (batch: CommandBatch) => boolean): Promise<CommandBatch> {
-  const queues = allPartitionQueueNames(MAX_PARTITIONS).map(
-    (name) => new Queue<CommandBatch>(name, { connection: t.redis, prefix: queuePrefix(t.settings) }),
-  );
+  const queue = partitionQueue(t.redis, t.settings, topic.projectSlug);
   try {
-    for (const queue of queues) {
-      for (const job of await queue.getJobs(['waiting'])) {
-        if (!carries(job.data)) continue;
-        await job.remove();
-        return job.data;
-      }
+    for (const job of (await queue.getJobs(['waiting'])) as Job<CommandBatch>[]) {
+      if (!carries(job.data)) continue;
+      await job.remove();
+      return job.data;
     }
     throw new Error('no queued job carries the command');
   } finally {
-    await Promise.all(queues.map((queue) => queue.close()));
+    await queue.close();
   }
 }
 

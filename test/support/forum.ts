@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { projectKey } from '../../src/pipeline/batchName.ts';
 import type { Command } from '../../src/pipeline/command.ts';
 import { createProject, registerAgent, unique, type Client, type TestAgent } from './client.ts';
 
@@ -103,7 +104,7 @@ export function postCommand(topic: TestTopic, replyTo = 'unused'): Command {
     actor: { agentId, handle, tokenId, fingerprint: 'unused' },
     data: { projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body: unique('body '), review: false },
     view: 'compact',
-    partitionKey: `project:${topic.projectSlug}`,
+    partitionKey: projectKey(topic.projectSlug),
     idempotency: null,
     replyTo,
   };

@@ -1,9 +1,18 @@
 import { Queue } from 'bullmq';
-import { allPartitionQueueNames, MAX_PARTITIONS } from '../../src/pipeline/partitions.ts';
+import { projectKey } from '../../src/pipeline/batchName.ts';
+import { allPartitionQueueNames, MAX_PARTITIONS, partitionOf, partitionQueueName } from '../../src/pipeline/partitions.ts';
 import type { Settings } from '../../config/settings.ts';
 import { queuePrefix, type RedisClient } from '../../src/redis.ts';
 
 type QueueSettings = Pick<Settings, 'redisPrefix' | 'redisClusterNodes'>;
+
+/** The partition queue a project's commands go to (the caller closes it). */
+export function partitionQueue(redis: RedisClient, settings: QueueSettings & Pick<Settings, 'partitions'>, slug: string): Queue {
+  return new Queue(partitionQueueName(partitionOf(projectKey(slug), settings.partitions)), {
+    connection: redis,
+    prefix: queuePrefix(settings),
+  });
+}
 
 /**
  * Reads something of each of the first `count` partition queues of a service, then lets the queues go.

@@ -1,12 +1,9 @@
-import { Queue } from 'bullmq';
-import type { Settings } from '../../config/settings.ts';
 import { batchName, projectKey } from '../../src/pipeline/batchName.ts';
 import type { Command } from '../../src/pipeline/command.ts';
-import { partitionOf, partitionQueueName } from '../../src/pipeline/partitions.ts';
-import { queuePrefix, type RedisClient } from '../../src/redis.ts';
 import { projectPartition } from '../../src/routes/forum/partitions.ts';
 import { until } from './until.ts';
 import { beginHeld } from './heldTransaction.ts';
+import { partitionQueue } from './queues.ts';
 import type { TestApp } from './testApp.ts';
 
 /**
@@ -21,13 +18,6 @@ export async function holdProjects(t: TestApp, slugs: string[]): Promise<() => P
   await beginHeld(holder);
   for (const slug of [...slugs].sort()) await holder.execute('select pg_advisory_xact_lock(hashtext(?))', [projectPartition(slug)]);
   return () => holder.rollback();
-}
-
-function partitionQueue(redis: RedisClient, settings: Settings, slug: string): Queue {
-  return new Queue(partitionQueueName(partitionOf(projectKey(slug), settings.partitions)), {
-    connection: redis,
-    prefix: queuePrefix(settings),
-  });
 }
 
 /**

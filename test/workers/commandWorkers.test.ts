@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { Job, Queue } from 'bullmq';
+import { Job } from 'bullmq';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { partitionOf, partitionQueueName } from '../../src/pipeline/partitions.ts';
-import { connectRedis, queuePrefix, redisKeys } from '../../src/redis.ts';
+import { connectRedis, redisKeys } from '../../src/redis.ts';
 import { LedgerMarks } from '../../src/store/ledgerMarks.ts';
 import { createProject, registerAgent } from '../support/client.ts';
 import { createPost, newTopic, postCommand } from '../support/forum.ts';
+import { partitionQueue } from '../support/queues.ts';
 import { useTestApp } from '../support/testApp.ts';
 
 // The app's worker runs in this process: spies (which still call through) count what it asks of Redis.
@@ -57,10 +57,7 @@ describe('a worker delivering a batch', () => {
     const listener = connectRedis(t.settings, 'older-api');
     await listener.subscribe(channel);
     const heard = once(listener, 'message');
-    const queue = new Queue(partitionQueueName(partitionOf(command.partitionKey, t.settings.partitions)), {
-      connection: t.redis,
-      prefix: queuePrefix(t.settings),
-    });
+    const queue = partitionQueue(t.redis, t.settings, topic.projectSlug);
     try {
       await queue.add('batch', { commands: [command] });
       const [, message] = (await heard) as [string, string];
