@@ -123,9 +123,8 @@ export interface Round {
 /**
  * The background publisher's step: publishPending without waiting for the
  * lock, then tells `marks` the new head. The dirty mark is cleared only when
- * this call knows nothing committed is left: it held the lock and took less
- * than a full batch, none at all included (event reads clear it too when
- * they find nothing pending).
+ * this call knows nothing committed is left: it published and took less than
+ * a full batch (event reads clear it when they find nothing pending).
  * `committed`: a command has just committed outbox rows (the publisher was
  * nudged), so the check for pending rows is skipped: a round trip fewer
  * between a commit and its events' publication. `seen`: the marks as the
@@ -160,8 +159,7 @@ export async function publishAndAnnounce(
   // With nothing published, a head above the announced one is left to its batch (until overdue) even while the outbox
   // is marked dirty: announcing it here would announce it without its events, which every stream would then read back.
   if (published === 0 && head !== null && !late && (!dirty || behind !== null)) return { published, marks: null, behind };
-  // Holding the lock, a round that took less than a full batch (none at all included) left nothing committed before it.
-  const drained = publication !== null && published < PUBLISH_BATCH;
+  const drained = published > 0 && published < PUBLISH_BATCH;
   return {
     published,
     marks: await marks.published(publication?.head ?? (await ledgerHead(root.fork())), drained ? dirty : null, publication?.events),

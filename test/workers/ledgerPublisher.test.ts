@@ -1,6 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
 import { redisKeys } from '../../src/redis.ts';
-import { LedgerMarks } from '../../src/store/ledgerMarks.ts';
 import { executeBatch } from '../../workers/executeBatch.ts';
 import { newTopic, postCommand } from '../support/forum.ts';
 import { useTestApp } from '../support/testApp.ts';
@@ -21,12 +20,5 @@ describe('the background ledger publisher', () => {
       async () => expect(BigInt((await t.redis.get(keys.ledgerHead)) ?? '0')).toBeGreaterThanOrEqual(BigInt(publication?.head ?? 'x')),
       { timeout: 5_000, interval: 50 },
     );
-  });
-
-  it('clears a dirty mark left with nothing pending, so event reads go back to answering from Redis', async () => {
-    const keys = redisKeys(t.settings.redisPrefix);
-    // What a per-command batch leaves after its commit (its after-commit mark) once its rows are published.
-    await new LedgerMarks(t.redis, keys).markDirtyNow();
-    await vi.waitFor(async () => expect(await t.redis.get(keys.outboxDirty)).toBeNull(), { timeout: 5_000, interval: 50 });
   });
 });
