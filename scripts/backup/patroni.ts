@@ -8,8 +8,11 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type MemberState = PostgresState['members'][number];
 
+/** Patroni's states of a member whose Postgres is down and that Patroni will not bring back by itself. */
+const FAILED_STATES = /^(stopped|crashed|start failed|restart failed)/;
+
 interface ClusterView {
-  members: { name: string; role: string; state: string }[];
+  members: { name: string; role: string; state: string; timeline?: number; lag?: number | string }[];
   pause?: boolean;
 }
 
@@ -114,12 +117,48 @@ export class PatroniControl {
     );
   }
 
+  /** The members as Patroni last saw them, for an error an operator can act on. */
+  async describe(): Promise<string> {
+    const view = await this.view();
+    if (!view) return 'no Patroni member answered';
+    const members = view.members.map((m) => `${m.name} ${m.role} ${m.state} timeline ${m.timeline ?? '?'} lag ${m.lag ?? '?'}`);
+    return `${view.pause ? 'paused; ' : ''}${members.join('; ')}`;
+  }
+
+  /**
+   * Waits until the cluster is complete again. A replica whose clone failed (its Postgres stopped, crashed or unable
+   * to start from what the clone left) is given another re-clone, as an operator would, up to three in all.
+   */
+  async untilReplicasServe(leader: MemberState, ms: number): Promise<void> {
+    const failedSince = new Map<string, number>();
+    const retries = new Map<string, number>();
+    await this.until('the cluster complete again', ms, async () => {
+      if (await this.complete()) return true;
+      const view = await this.view();
+      for (const member of this.pg.members.filter((m) => m !== leader)) {
+        const state = view?.members.find((m) => m.name === member.name)?.state ?? 'missing';
+        if (!FAILED_STATES.test(state)) {
+          failedSince.delete(member.name);
+          continue;
+        }
+        const since = failedSince.get(member.name) ?? Date.now();
+        failedSince.set(member.name, since);
+        const tries = retries.get(member.name) ?? 0;
+        if (Date.now() - since < 20_000 || tries >= 3) continue;
+        retries.set(member.name, tries + 1);
+        failedSince.delete(member.name);
+        await this.reinitialize(member);
+      }
+      return false;
+    });
+  }
+
   async until(what: string, ms: number, check: () => Promise<boolean>): Promise<void> {
     const deadline = Date.now() + ms;
     while (Date.now() < deadline) {
       if (await check().catch(() => false)) return;
       await pause(200);
     }
-    throw new Error(`${what} did not happen within ${ms / 1000} s`);
+    throw new Error(`${what} did not happen within ${ms / 1000} s (${await this.describe().catch((error: Error) => error.message)})`);
   }
 }

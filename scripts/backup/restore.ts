@@ -98,7 +98,7 @@ export async function restoreTo(pg: PostgresState, to: Date, say: (line: string)
   for (const member of pg.members.filter((m) => m !== target)) await patroni.reinitialize(member);
   await patroni.setPaused(false);
   step('other members re-cloned from the restored one; Patroni resumed');
-  await patroni.until('the cluster complete again', 600_000, () => patroni.complete());
+  await patroni.untilReplicasServe(target, 300_000);
   step('a leader and two streaming replicas, one synchronous');
   return { member: target.name, durationMs: Date.now() - started, steps };
 }
