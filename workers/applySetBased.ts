@@ -29,9 +29,9 @@ function runsOf(commands: Command[]): { hot: HotCommand; commands: Command[] }[]
  * A batch of hot commands at a constant number of round trips, whatever its
  * size, each carrying several statements, pipelined (src/db/postgres.ts): begin, the
  * locks, the lookup of earlier runs and the first run's reads; a run's
- * writes with the next run's reads; the last writes with every outbox event
- * and processed_command row, the ledger's lock and the claim of the pending
- * events; the ledger rows, and commit (a batch that emits no event commits
+ * writes with the next run's reads; the last writes with every
+ * processed_command row, the ledger's lock and the claim of the pending
+ * events; the ledger rows of those and of the batch's own events, and commit (a batch that emits no event commits
  * with its last writes instead). A batch of one command type is three round
  * trips, its publication included. Refusals are decided, not thrown, so they
  * cost nothing extra; a command id seen twice in the batch answers its first
@@ -83,9 +83,9 @@ export async function applySetBased(root: EntityManager, commands: Command[]): P
       return { command, result, outcome: 'replayed', touched: [] };
     });
     if (own.length === 0) return { commit: writes.length > 0 ? [combinedWrite(writes)] : [], result: { executions, publication: null } };
-    // The batch publishes its own events: its writes, then the ledger's lock and claim, in one trip; the outbox rows,
-    // already published, and the ledger rows with commit. The events reach the ledger with the batch's commit, not a
-    // publisher's round later, and never wait in the outbox.
+    // The batch publishes its own events: its writes, then the ledger's lock and claim, in one trip; the ledger rows
+    // with commit. The events reach the ledger with the batch's commit, not a publisher's round later: they never wait,
+    // so they get no outbox row (src/ledger/publication.ts).
     const claim = claimInTrip(PUBLISH_BATCH, 'wait', own);
     const results = await trips.send([combinedWrite(writes), ...claim.statements]);
     const claimed = claim.decide(root, results, new Date());

@@ -35,8 +35,13 @@ export async function storeFindings(orm: Orm, load: WriteLoad): Promise<StoreFin
   const [twicePosts] = await em.execute<{ n: number }[]>(
     'select count(*)::int as n from (select body from post group by body having count(*) > 1) d',
   );
+  // A command's events written twice: among outbox rows (the per-command paths'), and among posts' creations, which
+  // batches of hot commands publish straight into the ledger with no outbox row (one per post, whatever retried).
   const [twiceCommands] = await em.execute<{ n: number }[]>(
     'select count(*)::int as n from (select command_id from outbox_event group by command_id, type, subject_id having count(*) > 1) d',
+  );
+  const [twiceCreated] = await em.execute<{ n: number }[]>(
+    "select count(*)::int as n from (select subject_id from ledger_event where type = 'post.created' group by subject_id having count(*) > 1) d",
   );
   const [gaps] = await em.execute<{ n: number }[]>(
     'select count(*)::int as n from (select event_id, lag(event_id) over (order by event_id) as previous from ' +
@@ -52,7 +57,7 @@ export async function storeFindings(orm: Orm, load: WriteLoad): Promise<StoreFin
   return {
     lost: lostPosts + voteCheck.lost + lostFollows + lostFlags,
     wrongVotes: voteCheck.wrongValue + voteCheck.wrongTally,
-    appliedTwice: (twicePosts?.n ?? 0) + (twiceCommands?.n ?? 0),
+    appliedTwice: (twicePosts?.n ?? 0) + (twiceCommands?.n ?? 0) + (twiceCreated?.n ?? 0),
     ledgerGaps: gaps?.n ?? 0,
     unpublished,
   };

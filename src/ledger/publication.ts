@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { LedgerEvent } from '../entities/ledgerEvent.ts';
-import { OutboxEvent } from '../entities/outboxEvent.ts';
 import { run, type Row } from '../db/postgres.ts';
 import { combinedWrite, insertRows, statement, writeTogether, type Statement } from '../db/statements.ts';
 import { eventLeafHash } from './leaf.ts';
@@ -21,9 +20,10 @@ import { sizesAndEdges, treeWrites } from './treeWrites.ts';
  * with id <= N was committed before anything with id > N.
  *
  * A batch of hot commands publishes its own events in its transaction, after
- * the rows it claims: their outbox rows are written already published, under
- * ids it reserves from the outbox's sequence, beside their ledger rows. They
- * were never pending, so nothing reads them back or marks them afterwards.
+ * the rows it claims: straight into the ledger, under outbox ids it reserves
+ * from the outbox's sequence (the ledger's outbox_id stays unique whichever
+ * way an event came). They never wait, so they get no outbox row: the outbox
+ * holds only what a publisher reconciles, not a second copy of every event.
  */
 
 /** Ledger publication's advisory lock: the two-int4 key space, which never overlaps the bigint keys of command partitions. */
@@ -35,7 +35,7 @@ export const PUBLISH_BATCH = 500;
 /** 'skip': give up when another publisher holds the lock (it is publishing the same rows). 'wait': queue behind it. */
 export type LockMode = 'skip' | 'wait';
 
-/** An event of the publishing transaction itself, as its outbox row would hold it (workers/batchTransaction.ts outboxRow). */
+/** An event of the publishing transaction itself, as an outbox row would hold it (workers/batchTransaction.ts outboxRow). */
 export interface OwnEvent {
   type: string;
   projectSlug: string | null;
@@ -43,7 +43,6 @@ export interface OwnEvent {
   actor: string | null;
   subjectId: string | null;
   data: Record<string, unknown>;
-  commandId: string;
   createdAt: Date;
 }
 
@@ -112,7 +111,7 @@ interface Claimed {
 }
 
 /** An event to publish, claimed or the transaction's own, with its outbox id. */
-interface Publishable extends Omit<OwnEvent, 'commandId'> {
+interface Publishable extends OwnEvent {
   outboxId: string;
 }
 
@@ -130,7 +129,7 @@ const fromPending = (row: PendingRow): Publishable => ({
 /** The publication of the claimed rows, then of `own`: ledger ids after the head, each project's leaves after its size, and the writes that record it. */
 function decide(em: EntityManager, read: Claimed, own: readonly OwnEvent[], now: Date): { publication: Publication; writes: Statement[] } {
   const claimed = read.pending.map(fromPending);
-  const owned = own.map((event, i) => ({ ...event, outboxId: read.reserved[i] as string }));
+  const owned = own.map((event, i): Publishable => ({ ...event, outboxId: read.reserved[i] as string }));
   const rows: Publishable[] = [...claimed, ...owned];
   let next = BigInt(read.head);
   if (rows.length === 0) return { publication: { count: 0, head: next.toString(), events: [] }, writes: [] };
@@ -166,15 +165,6 @@ function decide(em: EntityManager, read: Claimed, own: readonly OwnEvent[], now:
   return {
     publication: { count: rows.length, head: next.toString(), events: published },
     writes: [
-      ...(owned.length > 0
-        ? [
-            insertRows(
-              em,
-              OutboxEvent,
-              owned.map(({ outboxId, ...event }) => ({ ...event, id: outboxId, publishedAt: now })),
-            ),
-          ]
-        : []),
       insertRows(em, LedgerEvent, published),
       ...(claimed.length > 0
         ? [statement('update outbox_event set published_at = ? where id = any(?::bigint[])', [now, claimed.map((r) => r.outboxId)])]
@@ -213,7 +203,7 @@ export async function publishBatch(tx: EntityManager, limit: number, mode: LockM
  * a later trip (the commit's) as one statement (none when nothing was
  * published), or null when mode is 'skip' and another publisher holds the
  * lock. `own`: the transaction's own events, published after the claimed
- * rows (their outbox rows are among the writes).
+ * rows (ledger rows only: see the top of this file).
  */
 export function claimInTrip(limit: number, mode: LockMode, own: readonly OwnEvent[] = []) {
   const read = claimRead(limit, own);

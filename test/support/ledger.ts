@@ -1,4 +1,6 @@
+import type { FilterQuery } from '@mikro-orm/core';
 import type { Orm } from '../../src/db/orm.ts';
+import { LedgerEvent } from '../../src/entities/ledgerEvent.ts';
 import { PUBLISH_BATCH } from '../../src/ledger/publication.ts';
 import { publishPending } from '../../src/ledger/publisher.ts';
 import { decodeHash, eventLeafHash, type PublicEvent } from '../../src/ledger/leaf.ts';
@@ -17,7 +19,21 @@ export async function seedEvents(orm: Orm, projectSlug: string, count: number): 
      select 'project.updated', ?, 'seeder', json_build_object('n', n), 'seed', now() from generate_series(1, ?) n`,
     [projectSlug, count],
   );
+  await publishAll(orm);
+}
+
+/** Publishes every pending outbox row, as the service's publisher does. */
+export async function publishAll(orm: Orm): Promise<void> {
   while ((await publishPending(orm.em, PUBLISH_BATCH, 'wait'))?.count === PUBLISH_BATCH);
+}
+
+/**
+ * The ledger's events matching `where`, in ledger order, once nothing is left pending: a command's events reach the
+ * ledger with its own commit (a batch of hot commands, which writes no outbox row) or through the publisher.
+ */
+export async function ledgerEvents(orm: Orm, where: FilterQuery<LedgerEvent>): Promise<LedgerEvent[]> {
+  await publishAll(orm);
+  return orm.em.fork().find(LedgerEvent, where, { orderBy: { eventId: 'asc' } });
 }
 
 /** Every leaf of the project, recomputed from its public events (the whole-tree reference a test compares with). */

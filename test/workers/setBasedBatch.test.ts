@@ -7,6 +7,7 @@ import { registerAgent, unique, type TestAgent } from '../support/client.ts';
 import { newTopic, type TestTopic } from '../support/forum.ts';
 import { beginHeld } from '../support/heldTransaction.ts';
 import { useTestApp } from '../support/testApp.ts';
+import { publishAll } from '../support/ledger.ts';
 
 const t = useTestApp();
 let topic: TestTopic;
@@ -154,19 +155,25 @@ describe('a batch of hot commands applied set-based', () => {
 
   it('publishes its events to the ledger with its own commit, in command order, and returns that publication', async () => {
     const posts = [post(topic.owner), post(voters[0] as TestAgent), post(voters[1] as TestAgent)];
-    const { publication, retries } = await run(posts);
+    const { executions, publication, retries } = await run(posts);
     expect(retries).toEqual([]);
-    // Only the batch's own publication can return these rows: it claimed them in its transaction.
-    const rows = await t.orm.em.fork().execute<{ event_id: string; outbox_id: string; command_id: string; published: boolean }[]>(
-      `select l.event_id::text as event_id, o.id::text as outbox_id, o.command_id, o.published_at is not null as published
-         from outbox_event o join ledger_event l on l.outbox_id = o.id where o.command_id in (?) order by l.event_id`,
-      [posts.map((c) => c.commandId)],
-    );
-    expect(rows.map((r) => r.command_id)).toEqual(posts.map((c) => c.commandId));
-    expect(rows.every((r) => r.published)).toBe(true);
-    const own = publication?.events.filter((e) => rows.some((r) => r.outbox_id === e.outboxId)) ?? [];
+    const postIds = executions.map((e) => (e.result.body.post as { id: string }).id);
+    // Only the batch's own publication can return these rows: it published them in its transaction.
+    const rows = await t.orm.em
+      .fork()
+      .execute<{ event_id: string; subject_id: string }[]>(
+        `select event_id::text as event_id, subject_id from ledger_event where type = 'post.created' and subject_id in (?) order by event_id`,
+        [postIds],
+      );
+    expect(rows.map((r) => r.subject_id)).toEqual(postIds);
+    const own = publication?.events.filter((e) => postIds.includes(e.subjectId ?? '')) ?? [];
     expect(own.map((e) => e.eventId)).toEqual(rows.map((r) => r.event_id));
     expect(publication?.head).toBe(publication?.events.at(-1)?.eventId);
+    // Published with the commit, they never waited: no outbox row was written for them.
+    const outboxed = await t.orm.em
+      .fork()
+      .execute<{ n: number }[]>('select count(*)::int as n from outbox_event where command_id in (?)', [posts.map((c) => c.commandId)]);
+    expect(outboxed).toEqual([{ n: 0 }]);
   });
 
   it('waits for the ledger lock without blocking its holder from inserting a row that names an agent the batch has locked', async () => {
@@ -207,16 +214,15 @@ describe('a batch of hot commands applied set-based', () => {
     }
   });
 
-  it('writes one outbox event per applied command and none for a refusal', async () => {
+  it('publishes one event per applied command and none for a refusal', async () => {
     const good = post(topic.owner);
     const bad = post(topic.owner, { topicSlug: 'nope' });
-    await run([good, bad]);
-    const events = await t.orm.em
-      .fork()
-      .execute<{ command_id: string; type: string }[]>('select command_id, type from outbox_event where command_id in (?)', [
-        [good.commandId, bad.commandId],
-      ]);
-    expect(events).toEqual([{ command_id: good.commandId, type: 'post.created' }]);
+    // Nothing pending to claim: the publication holds the batch's own events alone.
+    await publishAll(t.orm);
+    const { executions, publication } = await run([good, bad]);
+    expect(executions.map((e) => e.result.status)).toEqual([200, 404]);
+    const postId = (executions[0]!.result.body.post as { id: string }).id;
+    expect(publication?.events.map((e) => [e.type, e.subjectId])).toEqual([['post.created', postId]]);
   });
 
   it('folds follows and unfollows of one batch in order, without falling back to the per-command path', async () => {
@@ -253,7 +259,7 @@ describe('a batch of hot commands applied set-based', () => {
     const events = await t.orm.em
       .fork()
       .execute<{ type: string }[]>(
-        "select type from outbox_event where type like ? and created_at >= now() - interval '1 minute' and project_slug = ? order by id",
+        "select type from ledger_event where type like ? and created_at >= now() - interval '1 minute' and project_slug = ? order by event_id",
         ['follow.%', topic.projectSlug],
       );
     expect(events.map((e) => e.type)).toEqual(['follow.created', 'follow.created', 'follow.removed', 'follow.created']);
@@ -351,7 +357,7 @@ describe('a batch of hot commands applied set-based', () => {
     expect(actions).toEqual([{ state: 'quarantined', actor_id: null }]);
     const events = await t.orm.em
       .fork()
-      .execute<{ type: string }[]>('select type from outbox_event where subject_id = ? order by id', [postId]);
+      .execute<{ type: string }[]>('select type from ledger_event where subject_id = ? order by event_id', [postId]);
     expect(events.map((e) => e.type)).toEqual([
       'post.created',
       'flag.created',

@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Flag } from '../../../src/entities/flag.ts';
 import { ModerationAction } from '../../../src/entities/moderationAction.ts';
-import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { Post } from '../../../src/entities/post.ts';
 import { registerAgent, type TestAgent } from '../../support/client.ts';
 import { createPost, newTopic, type TestTopic } from '../../support/forum.ts';
 import { useTestApp } from '../../support/testApp.ts';
+import { ledgerEvents } from '../../support/ledger.ts';
 
 const t = useTestApp();
 let topic: TestTopic;
@@ -34,7 +34,7 @@ describe('flagging posts', () => {
       active: true,
     });
     expect(reply.body.post).toMatchObject({ id: post.id, moderationState: 'visible' });
-    expect(await t.orm.em.fork().count(OutboxEvent, { type: 'flag.created', subjectId: post.id })).toBe(1);
+    expect(await ledgerEvents(t.orm, { type: 'flag.created', subjectId: post.id })).toHaveLength(1);
   });
 
   it('quarantines a visible post once three distinct reporters flag it, with a public moderation action and an event', async () => {
@@ -48,7 +48,7 @@ describe('flagging posts', () => {
     const actions = await t.orm.em.fork().find(ModerationAction, { postId: post.id });
     expect(actions).toHaveLength(1);
     expect(actions[0]).toMatchObject({ state: 'quarantined', reasonCode: 'spam', actorId: null, projectSlug: topic.projectSlug });
-    const events = await t.orm.em.fork().find(OutboxEvent, { type: 'post.moderated', subjectId: post.id });
+    const events = await ledgerEvents(t.orm, { type: 'post.moderated', subjectId: post.id });
     expect(events).toHaveLength(1);
     expect(events[0]?.data).toMatchObject({ state: 'quarantined', reasonCode: 'spam', automatic: true });
     const listed = await t.client.get('/api/forum/posts', { rootPostId: post.id });
@@ -87,8 +87,8 @@ describe('flagging posts', () => {
     expect(reply.body.post).toMatchObject({ id: post.id, moderationState: 'quarantined' });
     expect(await t.orm.em.fork().count(Flag, { postId: post.id, reporterId: fourth.agentId, reasonCode: 'unsafe', active: true })).toBe(1);
     expect(await t.orm.em.fork().count(ModerationAction, { postId: post.id })).toBe(1);
-    expect(await t.orm.em.fork().count(OutboxEvent, { type: 'post.moderated', subjectId: post.id })).toBe(1);
-    expect(await t.orm.em.fork().count(OutboxEvent, { type: 'flag.created', subjectId: post.id })).toBe(4);
+    expect(await ledgerEvents(t.orm, { type: 'post.moderated', subjectId: post.id })).toHaveLength(1);
+    expect(await ledgerEvents(t.orm, { type: 'flag.created', subjectId: post.id })).toHaveLength(4);
   });
 
   it('leaves a hidden post hidden when it reaches three reporters', async () => {

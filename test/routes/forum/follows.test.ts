@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Follow } from '../../../src/entities/follow.ts';
-import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { registerAgent, type TestAgent } from '../../support/client.ts';
 import { createTopic, newTopic, type TestTopic } from '../../support/forum.ts';
 import { useTestApp } from '../../support/testApp.ts';
+import { ledgerEvents } from '../../support/ledger.ts';
 
 const t = useTestApp();
 let topic: TestTopic;
@@ -55,14 +55,14 @@ describe('following', () => {
     const second = await followProject(agent, own.projectSlug);
     expect(second.body.follow.id).toBe(first.body.follow.id);
     expect(await t.orm.em.fork().count(Follow, { agentId: agent.agentId })).toBe(1);
-    expect(await t.orm.em.fork().count(OutboxEvent, { type: 'follow.created', projectSlug: own.projectSlug })).toBe(1);
+    expect(await ledgerEvents(t.orm, { type: 'follow.created', projectSlug: own.projectSlug })).toHaveLength(1);
   });
 
   it('records follow events naming only the target', async () => {
     const agent = await registerAgent(t.client);
     const own = await newTopic(t.client);
     await followTopic(agent, own);
-    const [event] = await t.orm.em.fork().find(OutboxEvent, { type: 'follow.created', projectSlug: own.projectSlug });
+    const [event] = await ledgerEvents(t.orm, { type: 'follow.created', projectSlug: own.projectSlug });
     expect(event).toMatchObject({ projectSlug: own.projectSlug, topicSlug: own.topicSlug, data: { targetType: 'topic' } });
     expect(Object.keys(event?.data ?? {})).toEqual(['targetType']);
   });
@@ -87,7 +87,7 @@ describe('following', () => {
     expect(removed.status).toBe(200);
     expect(removed.body.following).toBe(false);
     expect(await t.orm.em.fork().count(Follow, { agentId: agent.agentId })).toBe(0);
-    expect(await t.orm.em.fork().count(OutboxEvent, { type: 'follow.removed', projectSlug: own.projectSlug })).toBe(1);
+    expect(await ledgerEvents(t.orm, { type: 'follow.removed', projectSlug: own.projectSlug })).toHaveLength(1);
     expect((await act(agent, { action: 'unfollow', targetType: 'project', projectSlug: own.projectSlug })).status).toBe(404);
   });
 

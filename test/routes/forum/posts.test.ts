@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../../src/entities/agent.ts';
-import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { Post } from '../../../src/entities/post.ts';
 import { newId } from '../../../src/ids.ts';
 import type { Command } from '../../../src/pipeline/command.ts';
@@ -9,6 +8,7 @@ import { executeBatch } from '../../../workers/executeBatch.ts';
 import { registerAgent, unique, type TestAgent } from '../../support/client.ts';
 import { createPost, createTopic, newTopic, type TestTopic } from '../../support/forum.ts';
 import { deleteKeys, useTestApp } from '../../support/testApp.ts';
+import { ledgerEvents } from '../../support/ledger.ts';
 
 const t = useTestApp();
 let topic: TestTopic;
@@ -90,7 +90,7 @@ describe('creating posts', () => {
     const post = await createPost(t.client, alice, topic);
     const after = await t.orm.em.fork().findOneOrFail(Agent, { id: alice.agentId });
     expect(after.postCount).toBe(before.postCount + 1);
-    const events = await t.orm.em.fork().find(OutboxEvent, { type: 'post.created', subjectId: post.id });
+    const events = await ledgerEvents(t.orm, { type: 'post.created', subjectId: post.id });
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, actor: alice.handle });
   });

@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../../src/entities/agent.ts';
-import { OutboxEvent } from '../../../src/entities/outboxEvent.ts';
 import { registerAgent, type TestAgent } from '../../support/client.ts';
 import { createPost, newTopic, type TestTopic } from '../../support/forum.ts';
 import { useTestApp } from '../../support/testApp.ts';
+import { ledgerEvents } from '../../support/ledger.ts';
 
 const t = useTestApp();
 let topic: TestTopic;
@@ -53,7 +53,7 @@ describe('casting votes', () => {
     await cast(voter, post.id, 'support');
     await cast(voter, post.id, 'support');
     await cast(voter, post.id, 'contest');
-    const events = await t.orm.em.fork().find(OutboxEvent, { type: 'vote.cast', subjectId: post.id }, { orderBy: { id: 'asc' } });
+    const events = await ledgerEvents(t.orm, { type: 'vote.cast', subjectId: post.id });
     expect(events.map((e) => e.data)).toMatchObject([
       { value: 'support', previousValue: null },
       { value: 'support', previousValue: 'support' },
