@@ -3,11 +3,11 @@ import { fold, type Decision, type HotCommand, type LoadedRows } from '../src/co
 import { hotCommands } from '../src/commands/index.ts';
 import { transaction } from '../src/db/postgres.ts';
 import { combinedRead, combinedWrite, splitRead, type Statement } from '../src/db/statements.ts';
-import type { Command, CommandResult } from '../src/pipeline/command.ts';
-import { findResultsStatement, recordResultsStatement, resultsByCommand } from '../src/pipeline/results.ts';
+import type { Command } from '../src/pipeline/command.ts';
+import { findResultsStatement, recordResultsStatement, resultsByCommand, type Recorded } from '../src/pipeline/results.ts';
 import { failpoint } from '../src/failpoints.ts';
 import { claimInTrip, PUBLISH_BATCH } from '../src/ledger/publication.ts';
-import { lockBatchStatements, outboxRow, type Applied, type Execution } from './batchTransaction.ts';
+import { lockBatchStatements, outboxRow, replayed, type Applied, type Execution } from './batchTransaction.ts';
 
 /** Whether every command is one a hot command's module takes (src/commands/hotCommand.ts). */
 export function takesSetBasedPath(commands: Command[]): boolean {
@@ -44,7 +44,7 @@ export async function applySetBased(root: EntityManager, commands: Command[]): P
     // The batch's time is taken once its locks are held, as on the per-command paths: it never precedes
     // the commit of a batch this one waited for. The reads only need a time that is not later.
     let now = new Date();
-    let earlier = new Map<string, CommandResult>();
+    let earlier = new Map<string, Recorded>();
     const decided = new Map<string, Decision>();
     let writes: Statement[] = [];
     for (const [index, run] of runsOf(unique).entries()) {
@@ -79,8 +79,9 @@ export async function applySetBased(root: EntityManager, commands: Command[]): P
       answered.add(command.commandId);
       const decision = decided.get(command.commandId);
       if (decision && first) return { command, result: decision.result, outcome: decision.outcome, touched: decision.touched };
-      const result = decision?.result ?? (earlier.get(command.commandId) as CommandResult);
-      return { command, result, outcome: 'replayed', touched: [] };
+      // A second copy of a command decided in this batch: the first copy refreshes what it changed.
+      if (decision) return { command, result: decision.result, outcome: 'replayed', touched: [] };
+      return replayed(command, earlier.get(command.commandId) as Recorded);
     });
     if (own.length === 0) return { commit: writes.length > 0 ? [combinedWrite(writes)] : [], result: { executions, publication: null } };
     // The batch publishes its own events: its writes, then the ledger's lock and claim, in one trip; the ledger rows

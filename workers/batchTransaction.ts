@@ -3,6 +3,7 @@ import { run } from '../src/db/postgres.ts';
 import { ANY_OF, distinct, statement, type Statement } from '../src/db/statements.ts';
 import type { EventDraft } from '../src/commands/types.ts';
 import type { Command, CommandResult } from '../src/pipeline/command.ts';
+import type { Recorded } from '../src/pipeline/results.ts';
 import { failpoint } from '../src/failpoints.ts';
 import type { Publication } from '../src/ledger/publication.ts';
 
@@ -14,10 +15,16 @@ export interface Execution {
   result: CommandResult;
   /** applied: this run changed state; refused: an error result was recorded; replayed: an earlier run's result. */
   outcome: 'applied' | 'refused' | 'replayed';
-  /** ETag scopes to refresh; empty when this run only found an earlier result. */
+  /** ETag scopes to refresh (a replay's are its first run's: src/pipeline/results.ts Refreshes). */
   touched: string[];
   /** Token hashes whose cached lookups die after commit (see CredentialCache). */
   expiredCredentials?: string[];
+}
+
+/** A command found already recorded: its first run's result, and what that run's commit refreshes, refreshed again. */
+export function replayed(command: Command, recorded: Recorded): Execution {
+  const { touched, expiredCredentials } = recorded.refreshes;
+  return { command, result: recorded.result, outcome: 'replayed', touched, expiredCredentials };
 }
 
 /**

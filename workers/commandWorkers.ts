@@ -266,7 +266,7 @@ export class CommandWorkers {
     // Committed by an attempt that never announced its events: a writer hearing its result reads them through Postgres.
     if (recorded.size > 0) await this.stores.ledgerMarks.markDirtyNow();
     for (const command of commands) {
-      const result = recorded.get(command.commandId);
+      const result = recorded.get(command.commandId)?.result;
       // One try: the worker cannot know when a retry may take the claim over; if Redis is down, so is the reply below.
       if (!result && command.idempotency) await this.stores.idempotency.release(command.idempotency.cacheKey, Date.now());
       await this.runtime.redis.publish(command.replyTo, encodeReply({ commandId: command.commandId, result: result ?? GAVE_UP }));

@@ -16,9 +16,9 @@ import { requireActor } from '../src/commands/types.ts';
 import { OutboxEvent } from '../src/entities/outboxEvent.ts';
 import { ApiError } from '../src/errors.ts';
 import { currentCommand, type Command, type CommandResult } from '../src/pipeline/command.ts';
-import { findResult, findResults, queueResult, recordResult, refusalResult } from '../src/pipeline/results.ts';
+import { findResults, queueResult, recordResult, refusalResult } from '../src/pipeline/results.ts';
 import { applySetBased, takesSetBasedPath } from './applySetBased.ts';
-import { lockBatch, outboxRow, type Applied, type Execution } from './batchTransaction.ts';
+import { lockBatch, outboxRow, replayed, type Applied, type Execution } from './batchTransaction.ts';
 
 export type { Applied, Execution } from './batchTransaction.ts';
 
@@ -67,7 +67,7 @@ async function runHandler(
   for (const event of events) {
     em.create(OutboxEvent, outboxRow(command, event, now));
   }
-  queueResult(em, command, result, now);
+  queueResult(em, command, result, now, { touched: [...touched], expiredCredentials });
   return { result, touched: [...touched], expiredCredentials };
 }
 
@@ -79,8 +79,8 @@ async function runHandler(
 async function applyOne(outer: EntityManager, settings: Settings, command: Command): Promise<Execution> {
   // A separate statement after the partition locks: under READ COMMITTED its snapshot
   // sees a run of this command that committed while we waited for the lock.
-  const earlier = await findResult(outer, command.commandId);
-  if (earlier) return { command, result: earlier, outcome: 'replayed', touched: [] };
+  const earlier = (await findResults(outer, [command.commandId])).get(command.commandId);
+  if (earlier) return replayed(command, earlier);
   const handler = commandHandlers.get(command.type);
   if (!handler) return recordRejection(outer, command, new ApiError('invalid_action', `unknown command ${command.type}`));
   try {
@@ -134,7 +134,7 @@ async function applyOptimistically(root: EntityManager, settings: Settings, comm
     for (const command of commands) {
       const seen = earlier.get(command.commandId);
       if (seen) {
-        executions.push({ command, result: seen, outcome: 'replayed', touched: [] });
+        executions.push(replayed(command, seen));
         continue;
       }
       const handler = commandHandlers.get(command.type);

@@ -13,6 +13,8 @@ export const ProcessedCommand = defineEntity({
     type: p.string(),
     status: p.integer(),
     body: p.json<Record<string, unknown>>(),
+    /** What its commit refreshes (src/pipeline/results.ts Refreshes); null for a refusal. */
+    refreshes: p.json<{ touched: string[]; expiredCredentials: string[] }>().nullable(),
     createdAt: p.datetime().index(),
   },
 });

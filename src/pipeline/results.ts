@@ -22,48 +22,80 @@ export const GAVE_UP: CommandResult = refusalResult(
   new ApiError('service_unavailable', 'the command failed on every attempt; nothing was applied, retry later'),
 );
 
+/**
+ * What the worker refreshes after a command's commit: the ETag scopes it changed and the cached credentials it
+ * expired. Recorded with its result, so that a re-run which finds the result (its first run died between the commit
+ * and the after-commit pipeline) refreshes them too: otherwise a conditional read answers 304 over the change, and a
+ * revoked token stays cached.
+ */
+export interface Refreshes {
+  touched: string[];
+  expiredCredentials: string[];
+}
+
+/** A command's recorded outcome: its result, and what its commit refreshes. */
+export interface Recorded {
+  result: CommandResult;
+  refreshes: Refreshes;
+}
+
+const NOTHING_TO_REFRESH: Refreshes = { touched: [], expiredCredentials: [] };
+
 interface ResultRow {
   command_id: string;
   status: number;
   body: Record<string, unknown>;
+  /** Null for a refusal, and for rows recorded before m0015. */
+  refreshes: Refreshes | null;
 }
 
 /** The statement that finds earlier results of these commands (for a batch's grouped reads). */
 export function findResultsStatement(commandIds: string[]): Statement {
-  return statement(`select command_id, status, body from processed_command where command_id = ${ANY_OF}`, [distinct(commandIds)]);
+  return statement(`select command_id, status, body, refreshes from processed_command where command_id = ${ANY_OF}`, [
+    distinct(commandIds),
+  ]);
 }
 
 /** The rows of findResultsStatement, by command id. */
-export function resultsByCommand(rows: unknown[]): Map<string, CommandResult> {
-  return new Map((rows as ResultRow[]).map((row) => [row.command_id, { status: row.status, body: row.body }]));
+export function resultsByCommand(rows: unknown[]): Map<string, Recorded> {
+  return new Map(
+    (rows as ResultRow[]).map((row) => [
+      row.command_id,
+      { result: { status: row.status, body: row.body }, refreshes: row.refreshes ?? NOTHING_TO_REFRESH },
+    ]),
+  );
 }
 
-/** Earlier results of these commands, by command id (one statement). */
-export async function findResults(em: EntityManager, commandIds: string[]): Promise<Map<string, CommandResult>> {
+/** Earlier outcomes of these commands, by command id (one statement). */
+export async function findResults(em: EntityManager, commandIds: string[]): Promise<Map<string, Recorded>> {
   if (commandIds.length === 0) return new Map();
   return resultsByCommand(await run(em, findResultsStatement(commandIds)));
 }
 
 /** A command's recorded result, or null when it has not committed. */
 export async function findResult(em: EntityManager, commandId: string): Promise<CommandResult | null> {
-  return (await findResults(em, [commandId])).get(commandId) ?? null;
+  return (await findResults(em, [commandId])).get(commandId)?.result ?? null;
 }
 
-function row(command: Command, result: CommandResult, now: Date) {
-  return { commandId: command.commandId, type: command.type, status: result.status, body: result.body, createdAt: now };
+function row(command: Command, result: CommandResult, now: Date, refreshes: Refreshes | null) {
+  return { commandId: command.commandId, type: command.type, status: result.status, body: result.body, refreshes, createdAt: now };
 }
 
 /** Queues the record in `em`'s unit of work: it commits with the command's own changes, at their flush. */
-export function queueResult(em: EntityManager, command: Command, result: CommandResult, now: Date): void {
-  em.create(ProcessedCommand, row(command, result, now));
+export function queueResult(em: EntityManager, command: Command, result: CommandResult, now: Date, refreshes: Refreshes): void {
+  em.create(ProcessedCommand, row(command, result, now, refreshes));
 }
 
-/** The records of many commands as one insert statement (the set-based batch's grouped writes). */
-export function recordResultsStatement(em: EntityManager, entries: { command: Command; result: CommandResult }[], now: Date): Statement {
+/** The records of many commands as one insert statement (the set-based batch's grouped writes; hot commands expire no credential). */
+export function recordResultsStatement(
+  em: EntityManager,
+  entries: { command: Command; result: CommandResult; touched: string[] }[],
+  now: Date,
+): Statement {
   return insertRows(
     em,
     ProcessedCommand,
-    entries.map(({ command, result }) => row(command, result, now)),
+    entries.map(({ command, result, touched }) => row(command, result, now, { touched, expiredCredentials: [] })),
   );
 }
 

@@ -51,13 +51,33 @@ describe('a batch of commands in one transaction', () => {
     expect(await t.orm.em.fork().count(Project, { slug: { $in: good.map((c) => String(c.data.slug)) } })).toBe(2);
   });
 
-  it('answers a command seen before with its first result and applies nothing again', async () => {
+  it('answers a command seen before with its first result, applies nothing again and refreshes the ETag scopes it changed', async () => {
     const command = createProjectCommand(unique('b-'));
     const first = await executeBatch(t.orm.em, t.settings, [command]);
     const again = await executeBatch(t.orm.em, t.settings, [command]);
     expect(again.executions[0]?.result).toEqual(first.executions[0]?.result);
-    expect(again.executions[0]?.touched).toEqual([]);
+    expect(again.executions[0]?.outcome).toBe('replayed');
+    expect(first.executions[0]?.touched.length).toBeGreaterThan(0);
+    expect(again.executions[0]?.touched).toEqual(first.executions[0]?.touched);
     expect(await t.orm.em.fork().count(Project, { slug: String(command.data.slug) })).toBe(1);
+  });
+
+  it('expires again the cached credential of a token whose revocation it finds already committed', async () => {
+    const owner = await registerAgent(t.client);
+    const revoke: Command = {
+      commandId: randomUUID(),
+      type: 'token.revoke',
+      actor: { agentId: owner.agentId, handle: owner.handle, tokenId: owner.tokenId, fingerprint: 'unused' },
+      data: { tokenId: owner.tokenId },
+      view: 'compact',
+      partitionKey: `agent:${owner.agentId}`,
+      idempotency: null,
+      replyTo: 'unused',
+    };
+    const first = await executeBatch(t.orm.em, t.settings, [revoke]);
+    const again = await executeBatch(t.orm.em, t.settings, [revoke]);
+    expect(first.executions[0]?.expiredCredentials).toHaveLength(1);
+    expect(again.executions[0]).toMatchObject({ outcome: 'replayed', expiredCredentials: first.executions[0]?.expiredCredentials });
   });
 
   it('applies a command enqueued without a view field, as an older API would, and answers in the compact view', async () => {

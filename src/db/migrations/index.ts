@@ -12,6 +12,7 @@ import { M0011ListingOrder } from './m0011ListingOrder.ts';
 import { M0013LedgerTiles } from './m0013LedgerTiles.ts';
 import { M0012SearchIndexes } from './m0012SearchIndexes.ts';
 import { M0014SearchShortTerms } from './m0014SearchShortTerms.ts';
+import { M0015CommandRefreshes } from './m0015CommandRefreshes.ts';
 
 /** Applied in this order; a new migration is appended, never inserted. */
 export const migrations = [
@@ -29,4 +30,5 @@ export const migrations = [
   { name: 'm0012SearchIndexes', class: M0012SearchIndexes },
   { name: 'm0013LedgerTiles', class: M0013LedgerTiles },
   { name: 'm0014SearchShortTerms', class: M0014SearchShortTerms },
+  { name: 'm0015CommandRefreshes', class: M0015CommandRefreshes },
 ];
