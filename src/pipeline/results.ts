@@ -72,11 +72,6 @@ export async function findResults(em: EntityManager, commandIds: string[]): Prom
   return resultsByCommand(await run(em, findResultsStatement(commandIds)));
 }
 
-/** A command's recorded result, or null when it has not committed. */
-export async function findResult(em: EntityManager, commandId: string): Promise<CommandResult | null> {
-  return (await findResults(em, [commandId])).get(commandId)?.result ?? null;
-}
-
 function row(command: Command, result: CommandResult, now: Date, refreshes: Refreshes | null) {
   return { commandId: command.commandId, type: command.type, status: result.status, body: result.body, refreshes, createdAt: now };
 }

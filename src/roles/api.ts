@@ -14,8 +14,11 @@ import { SseRegistry } from '../http/sse.ts';
 import { LedgerFanout } from '../ledger/fanout.ts';
 import { Dispatcher } from '../pipeline/dispatcher.ts';
 import { ReplyListener } from '../pipeline/replies.ts';
-import { findResult } from '../pipeline/results.ts';
-import { closeRedis, connectRedis, queueConnection, queuePrefix, redisReady } from '../redis.ts';
+import { findResults } from '../pipeline/results.ts';
+import type { CommandResult } from '../pipeline/command.ts';
+import { currentPosition } from '../db/replicas.ts';
+import { afterCommitPipeline } from '../store/afterCommit.ts';
+import { closeRedis, connectRedis, queueConnection, queuePrefix, redisReady, type RedisClient } from '../redis.ts';
 import { discoveryDocument } from '../routes/forum/discovery.ts';
 import { forumDocumentPaths, forumEndpoints, forumOpenApi } from '../routes/forum/index.ts';
 import { registerRelay } from '../routes/relay/index.ts';
@@ -46,6 +49,32 @@ function registerApi(server: Server, ctx: ApiContext): void {
   });
   server.route({ method: 'GET', path: forumDocumentPaths.openapi, handler: () => (openapi ??= forumOpenApi(ctx.settings)) });
   registerRelay(server, ctx);
+}
+
+/**
+ * A command's result read from Postgres, not heard as a reply (late, lost, or a retry of a finished command): its
+ * batch may have died between its commit and its after-commit pipeline, so before it is answered this does what that
+ * pipeline would have done for it. The outbox is marked (its writer's event reads take the Postgres path:
+ * src/store/ledgerMarks.ts), the ETag scopes it changed get fresh fingerprints, at the commit's WAL position when
+ * replicas serve reads, and the credentials it expired are tombstoned (src/pipeline/results.ts Refreshes).
+ */
+async function findAndRefresh(
+  orm: Runtime['orm'],
+  settings: Runtime['settings'],
+  redis: RedisClient,
+  stores: Stores,
+  commandId: string,
+): Promise<CommandResult | null> {
+  const em = orm.em.fork();
+  const recorded = (await findResults(em, [commandId])).get(commandId);
+  if (!recorded) return null;
+  const position = settings.databaseReplicaUrls.length > 0 ? await currentPosition(em) : null;
+  const pipeline = afterCommitPipeline(redis);
+  stores.ledgerMarks.markDirty(pipeline);
+  stores.etags.bump(pipeline, recorded.refreshes.touched, position);
+  stores.credentials.expire(pipeline, recorded.refreshes.expiredCredentials);
+  await pipeline.exec();
+  return recorded.result;
 }
 
 /**
@@ -121,13 +150,7 @@ export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
     partitions: settings.partitions,
     timeoutMs: settings.commandTimeoutMs,
     replies,
-    // A result read from Postgres, not heard as a reply: its batch may have died before announcing its events, so the
-    // outbox is marked first and its writer's event reads take the Postgres path (src/store/ledgerMarks.ts).
-    findResult: async (commandId) => {
-      const result = await findResult(orm.em.fork(), commandId);
-      if (result) await stores.ledgerMarks.markDirtyNow();
-      return result;
-    },
+    findResult: (commandId) => findAndRefresh(orm, settings, redis, stores, commandId),
   });
   runtime.metrics.watchQueues(() => dispatcher.queueCounts());
   const admission = new AdmissionStore(redis, new RateLimiter(redis), stores.idempotency);

@@ -3,7 +3,7 @@ import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandBatch } from '../../src/pipeline/command.ts';
 import { executeBatch } from '../../workers/executeBatch.ts';
-import { unique } from '../support/client.ts';
+import { unique, type Reply } from '../support/client.ts';
 import { newTopic, type TestTopic } from '../support/forum.ts';
 import { partitionQueue } from '../support/queues.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
@@ -35,30 +35,48 @@ async function takeJobOf(carries: (batch: CommandBatch) => boolean): Promise<Com
   }
 }
 
+/**
+ * A post whose batch a worker applied and died before its after-commit pipeline: nobody replied, announced or
+ * refreshed anything. The retry with the same key finds the result in processed_command and is answered 200.
+ */
+async function postAnsweredFromPostgres(): Promise<Reply> {
+  const key = randomUUID();
+  const body = unique('unannounced ');
+  const send = () =>
+    t.client.post(
+      '/api/forum/posts',
+      { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body },
+      { token: topic.owner.token, headers: { 'idempotency-key': key } },
+    );
+  // No worker: the first attempt is still queued when its wait ends.
+  expect((await send()).status).toBe(503);
+  const batch = await takeJobOf((data) => data.commands.some((command) => command.data.body === body));
+  await executeBatch(t.orm.em, t.settings, batch.commands);
+  const retried = await send();
+  expect(retried.status).toBe(200);
+  expect(retried.headers.get('idempotency-replayed')).toBe('true');
+  return retried;
+}
+
+const conditionally = (path: string, query: Record<string, string>, etag?: string) =>
+  t.client.get(path, query, etag ? { headers: { 'if-none-match': etag } } : {});
+
 describe('an API answering a command from Postgres instead of its reply', () => {
   it('marks the outbox first, so its writer’s conditional events poll shows the post its batch never announced', async () => {
-    const events = (etag?: string) =>
-      t.client.get('/api/forum/events', { projectSlug: topic.projectSlug }, etag ? { headers: { 'if-none-match': etag } } : {});
-    const etag = (await events()).headers.get('etag') ?? '';
-    const key = randomUUID();
-    const body = unique('unannounced ');
-    const send = () =>
-      t.client.post(
-        '/api/forum/posts',
-        { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body },
-        { token: topic.owner.token, headers: { 'idempotency-key': key } },
-      );
-    // No worker: the first attempt is still queued when its wait ends.
-    expect((await send()).status).toBe(503);
-    // A worker applies the batch (publishing its own events with its commit) and dies before its after-commit pipeline.
-    const batch = await takeJobOf((data) => data.commands.some((command) => command.data.body === body));
-    await executeBatch(t.orm.em, t.settings, batch.commands);
-    // The retry finds the result in processed_command (nobody replied, nobody announced) and answers it.
-    const retried = await send();
-    expect(retried.status).toBe(200);
-    expect(retried.headers.get('idempotency-replayed')).toBe('true');
-    const poll = await events(etag);
+    const query = { projectSlug: topic.projectSlug };
+    const etag = (await conditionally('/api/forum/events', query)).headers.get('etag') ?? '';
+    const retried = await postAnsweredFromPostgres();
+    const poll = await conditionally('/api/forum/events', query, etag);
     expect(poll.status).toBe(200);
     expect(poll.body.events.map((event: { subjectId: string }) => event.subjectId)).toContain(retried.body.post.id);
+  });
+
+  it('refreshes the ETags the command changed first, so a conditional read of its topic’s posts shows the post', async () => {
+    const query = { projectSlug: topic.projectSlug, topicSlug: topic.topicSlug };
+    const etag = (await conditionally('/api/forum/posts', query)).headers.get('etag') ?? '';
+    const retried = await postAnsweredFromPostgres();
+    const listed = await conditionally('/api/forum/posts', query, etag);
+    expect(listed.status).toBe(200);
+    expect(listed.body.posts.map((post: { id: string }) => post.id)).toContain(retried.body.post.id);
   });
 });
