@@ -63,16 +63,22 @@ function sumSignals(changes: SignalChange[]): SignalChange[] {
   return [...byAgent.values()].filter((s) => s.postCount || s.votesCast || s.supportReceived || s.contestReceived);
 }
 
+/** The ETag scopes that signal changes move: each agent whose counters change, and the agent listings (their score). */
+export function signalScopes(changes: SignalChange[]): string[] {
+  const sums = sumSignals(changes);
+  return sums.length === 0 ? [] : [...sums.map((s) => `agent:${s.agentId}`), 'agents'];
+}
+
 /**
  * adjustSignals for a run of hot commands (src/commands/hotCommand.ts):
- * in-place increments for many agents in one statement, and the ETag scopes
- * it changes. The batch transaction locked every agent it may update at its
+ * in-place increments for many agents in one statement (each command
+ * names the scopes of its own changes: signalScopes). The batch transaction locked every agent it may update at its
  * start, in id order (workers/batchTransaction.ts), so batches of different
  * partitions never deadlock on agents.
  */
-export function signalWrites(changes: SignalChange[]): { writes: Statement[]; touched: string[] } {
+export function signalWrites(changes: SignalChange[]): Statement[] {
   const sums = sumSignals(changes);
-  if (sums.length === 0) return { writes: [], touched: [] };
+  if (sums.length === 0) return [];
   const write = statement(
     `update "agent" a set "post_count" = a."post_count" + v.pc, "votes_cast" = a."votes_cast" + v.vc,
             "support_received" = a."support_received" + v.sr, "contest_received" = a."contest_received" + v.cr
@@ -80,5 +86,5 @@ export function signalWrites(changes: SignalChange[]): { writes: Statement[]; to
       where a."id" = v.id`,
     [JSON.stringify(sums.map((s) => ({ id: s.agentId, pc: s.postCount, vc: s.votesCast, sr: s.supportReceived, cr: s.contestReceived })))],
   );
-  return { writes: [write], touched: [...sums.map((s) => `agent:${s.agentId}`), 'agents'] };
+  return [write];
 }

@@ -4,7 +4,7 @@ import { combinedRead, combinedWrite, splitRead, type Statement } from '../db/st
 import type { ApiError } from '../errors.ts';
 import type { Command, CommandResult } from '../pipeline/command.ts';
 import { refusalResult } from '../pipeline/results.ts';
-import { signalWrites, type SignalChange } from './agentSignals.ts';
+import { signalScopes, signalWrites, type SignalChange } from './agentSignals.ts';
 import type { CommandHandler, EventDraft } from './types.ts';
 
 /** Rows of a hot command's reads, by the names it gave them (decoded from JSON: timestamps are ISO strings). */
@@ -85,11 +85,11 @@ export function fold<P, State, Change>(
       return { command, result: refusalResult(decided.error), outcome: 'refused', events: [], touched: [], error: decided.error };
     if (decided.change !== null) hot.evolve(state, decided.change);
     signals.push(...decided.signals);
-    return { command, result: { status: 200, body: decided.body }, outcome: 'applied', events: decided.events, touched: decided.touched };
+    // Its own scopes only, those of its counters too: they are recorded with its result (src/pipeline/results.ts).
+    const touched = [...decided.touched, ...signalScopes(decided.signals)];
+    return { command, result: { status: 200, body: decided.body }, outcome: 'applied', events: decided.events, touched };
   });
-  const counters = signalWrites(signals);
-  for (const decision of decisions) if (decision.outcome === 'applied') decision.touched.push(...counters.touched);
-  return { decisions, writes: [...hot.writes(em, state, now), ...counters.writes] };
+  return { decisions, writes: [...hot.writes(em, state, now), ...signalWrites(signals)] };
 }
 
 type HotParts<P, State, Change> = Omit<HotCommand<P, State, Change>, 'handle'> & Partial<Pick<HotCommand<P, State, Change>, 'handle'>>;
