@@ -6,7 +6,7 @@ import { isConnectionError, outageOf } from '../src/logging/outages.ts';
 import type { Command, CommandBatch } from '../src/pipeline/command.ts';
 import { allPartitionQueueNames, MAX_PARTITIONS, queueCounts } from '../src/pipeline/partitions.ts';
 import { pingPostgres } from '../src/db/probes.ts';
-import { currentPosition } from '../src/db/replicas.ts';
+import { commitPosition, queueRefreshes } from '../src/store/commitRefreshes.ts';
 import { encodeReplies, encodeReply, type Reply } from '../src/pipeline/replies.ts';
 import { findResults, GAVE_UP } from '../src/pipeline/results.ts';
 import { queuePrefix, type RedisClient } from '../src/redis.ts';
@@ -200,14 +200,15 @@ export class CommandWorkers {
    * round clears it.
    */
   private async deliver(executions: Execution[], publication: Publication | null): Promise<void> {
-    const { etags, credentials, ledgerMarks, idempotency, positions } = this.stores;
+    const { ledgerMarks, idempotency, positions } = this.stores;
     const drained = publication !== null && publication.count < PUBLISH_BATCH;
     if (!drained) this.ledger.nudge();
-    const position = this.runtime.settings.databaseReplicaUrls.length > 0 ? await currentPosition(this.runtime.orm.em.fork()) : null;
+    const position = await commitPosition(this.runtime.settings, this.runtime.orm.em.fork());
     const pipeline = afterCommitPipeline(this.runtime.redis);
-    etags.bump(
+    queueRefreshes(
       pipeline,
-      executions.flatMap((e) => e.touched),
+      this.stores,
+      { touched: executions.flatMap((e) => e.touched), expiredCredentials: executions.flatMap((e) => e.expiredCredentials ?? []) },
       position,
     );
     if (position !== null)
@@ -216,10 +217,6 @@ export class CommandWorkers {
         executions.flatMap((e) => (e.command.actor ? [e.command.actor.agentId] : [])),
         position,
       );
-    credentials.expire(
-      pipeline,
-      executions.flatMap((e) => e.expiredCredentials ?? []),
-    );
     if (publication) ledgerMarks.publishedIn(pipeline, publication.head, publication.events);
     // Event reads then take the Postgres path until a publisher drains the outbox: a writer reads its own events.
     if (!drained && executions.some((e) => e.outcome !== 'refused')) ledgerMarks.markDirty(pipeline);

@@ -16,7 +16,7 @@ import { requireActor } from '../src/commands/types.ts';
 import { OutboxEvent } from '../src/entities/outboxEvent.ts';
 import { ApiError } from '../src/errors.ts';
 import { currentCommand, type Command, type CommandResult } from '../src/pipeline/command.ts';
-import { findResults, queueResult, recordResult, refusalResult } from '../src/pipeline/results.ts';
+import { findResult, findResults, queueResult, recordResult, refusalResult } from '../src/pipeline/results.ts';
 import { applySetBased, takesSetBasedPath } from './applySetBased.ts';
 import { lockBatch, outboxRow, replayed, type Applied, type Execution } from './batchTransaction.ts';
 
@@ -79,7 +79,7 @@ async function runHandler(
 async function applyOne(outer: EntityManager, settings: Settings, command: Command): Promise<Execution> {
   // A separate statement after the partition locks: under READ COMMITTED its snapshot
   // sees a run of this command that committed while we waited for the lock.
-  const earlier = (await findResults(outer, [command.commandId])).get(command.commandId);
+  const earlier = await findResult(outer, command.commandId);
   if (earlier) return replayed(command, earlier);
   const handler = commandHandlers.get(command.type);
   if (!handler) return recordRejection(outer, command, new ApiError('invalid_action', `unknown command ${command.type}`));

@@ -13,7 +13,7 @@ export const ProcessedCommand = defineEntity({
     type: p.string(),
     status: p.integer(),
     body: p.json<Record<string, unknown>>(),
-    /** What its commit refreshes (src/pipeline/results.ts Refreshes); null for a refusal. */
+    /** What its commit refreshes (src/pipeline/results.ts Refreshes); null for a refusal recorded on its own. */
     refreshes: p.json<{ touched: string[]; expiredCredentials: string[] }>().nullable(),
     createdAt: p.datetime().index(),
   },

@@ -45,7 +45,7 @@ interface ResultRow {
   command_id: string;
   status: number;
   body: Record<string, unknown>;
-  /** Null for a refusal, and for rows recorded before m0015. */
+  /** Null for a refusal recorded on its own, and for rows recorded before m0015. */
   refreshes: Refreshes | null;
 }
 
@@ -70,6 +70,11 @@ export function resultsByCommand(rows: unknown[]): Map<string, Recorded> {
 export async function findResults(em: EntityManager, commandIds: string[]): Promise<Map<string, Recorded>> {
   if (commandIds.length === 0) return new Map();
   return resultsByCommand(await run(em, findResultsStatement(commandIds)));
+}
+
+/** A command's recorded outcome, or null when it has not committed. */
+export async function findResult(em: EntityManager, commandId: string): Promise<Recorded | null> {
+  return (await findResults(em, [commandId])).get(commandId) ?? null;
 }
 
 function row(command: Command, result: CommandResult, now: Date, refreshes: Refreshes | null) {

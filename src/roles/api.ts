@@ -14,10 +14,10 @@ import { SseRegistry } from '../http/sse.ts';
 import { LedgerFanout } from '../ledger/fanout.ts';
 import { Dispatcher } from '../pipeline/dispatcher.ts';
 import { ReplyListener } from '../pipeline/replies.ts';
-import { findResults } from '../pipeline/results.ts';
+import { findResult } from '../pipeline/results.ts';
 import type { CommandResult } from '../pipeline/command.ts';
-import { currentPosition } from '../db/replicas.ts';
 import { afterCommitPipeline } from '../store/afterCommit.ts';
+import { commitPosition, queueRefreshes } from '../store/commitRefreshes.ts';
 import { closeRedis, connectRedis, queueConnection, queuePrefix, redisReady, type RedisClient } from '../redis.ts';
 import { discoveryDocument } from '../routes/forum/discovery.ts';
 import { forumDocumentPaths, forumEndpoints, forumOpenApi } from '../routes/forum/index.ts';
@@ -54,9 +54,8 @@ function registerApi(server: Server, ctx: ApiContext): void {
 /**
  * A command's result read from Postgres, not heard as a reply (late, lost, or a retry of a finished command): its
  * batch may have died between its commit and its after-commit pipeline, so before it is answered this does what that
- * pipeline would have done for it. The outbox is marked (its writer's event reads take the Postgres path:
- * src/store/ledgerMarks.ts), the ETag scopes it changed get fresh fingerprints, at the commit's WAL position when
- * replicas serve reads, and the credentials it expired are tombstoned (src/pipeline/results.ts Refreshes).
+ * pipeline would have done for it: the outbox is marked (its writer's event reads take the Postgres path:
+ * src/store/ledgerMarks.ts), and what its commit refreshes is refreshed (src/store/commitRefreshes.ts).
  */
 async function findAndRefresh(
   orm: Runtime['orm'],
@@ -66,13 +65,12 @@ async function findAndRefresh(
   commandId: string,
 ): Promise<CommandResult | null> {
   const em = orm.em.fork();
-  const recorded = (await findResults(em, [commandId])).get(commandId);
+  const recorded = await findResult(em, commandId);
   if (!recorded) return null;
-  const position = settings.databaseReplicaUrls.length > 0 ? await currentPosition(em) : null;
+  const position = await commitPosition(settings, em);
   const pipeline = afterCommitPipeline(redis);
   stores.ledgerMarks.markDirty(pipeline);
-  stores.etags.bump(pipeline, recorded.refreshes.touched, position);
-  stores.credentials.expire(pipeline, recorded.refreshes.expiredCredentials);
+  queueRefreshes(pipeline, stores, recorded.refreshes, position);
   await pipeline.exec();
   return recorded.result;
 }
