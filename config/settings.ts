@@ -21,6 +21,8 @@ export interface Settings {
   partitions: number;
   /** How long an HTTP request waits for its command's result before answering 503. */
   commandTimeoutMs: number;
+  /** After a loaded batch of a partition is answered, how long its next batch waits for that batch's clients (src/pipeline/dispatcher.ts). */
+  batchLingerMs: number;
   /**
    * BullMQ job lock, renewed while the job runs; a worker that dies mid-job loses it after this long and
    * another worker takes the job (workers/commandWorkers.ts).
@@ -98,6 +100,7 @@ const schema = Joi.object({
     .default('agora'),
   PARTITIONS: Joi.number().integer().min(1).max(MAX_PARTITIONS).default(2),
   COMMAND_TIMEOUT_MS: Joi.number().integer().min(100).default(10_000),
+  BATCH_LINGER_MS: Joi.number().integer().min(0).max(1000).default(10),
   WORKER_LOCK_MS: Joi.number().integer().min(500).default(1000),
   MAX_BODY_BYTES: Joi.number().integer().min(1024).default(65_536),
   LOG_LEVEL: Joi.string()
@@ -171,6 +174,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     redisPrefix: value.REDIS_PREFIX,
     partitions: value.PARTITIONS,
     commandTimeoutMs: value.COMMAND_TIMEOUT_MS,
+    batchLingerMs: value.BATCH_LINGER_MS,
     workerLockMs: value.WORKER_LOCK_MS,
     maxBodyBytes: value.MAX_BODY_BYTES,
     logLevel: value.LOG_LEVEL,

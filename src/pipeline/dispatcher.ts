@@ -12,6 +12,8 @@ export interface DispatcherOptions {
   prefix: string;
   partitions: number;
   timeoutMs: number;
+  /** How long a partition lingers after a loaded batch is answered, for its clients' next commands (0: never). */
+  lingerMs: number;
   replies: ReplyListener;
   /** Looks up a result already committed, for a reply that did not come in time. */
   findResult: (commandId: string) => Promise<CommandResult | null>;
@@ -21,6 +23,8 @@ export interface DispatcherOptions {
 const MAX_BATCH = 128;
 /** How long commands wait for the previous batch of their partition before being sent anyway. */
 const MAX_HOLD_MS = 250;
+/** A batch smaller than this means no load: the commands that follow it leave at once. */
+const LOADED_BATCH = 4;
 
 interface Waiting {
   command: Command;
@@ -35,34 +39,57 @@ interface Waiting {
  * a command is sent at once (a batch of one); under load the batch size
  * follows the arrival rate, so one transaction and one queue job carry many
  * commands. A command is held at most MAX_HOLD_MS before it is enqueued.
+ *
+ * Once a loaded batch is answered, the partition lingers (at most lingerMs)
+ * until as many commands as it carried have joined those already waiting:
+ * its clients' next ones. Without it, under a steady load half of them
+ * came back while the other half waited, and every job carried half of the
+ * partition's commands, paying its queue scripts, its transaction and its
+ * commit for half as many (docs/benchmarks.md, fifth round).
  */
 class PartitionLane {
   private readonly queue: Queue;
+  private readonly lingerMs: number;
   private buffer: Waiting[] = [];
   private outstanding = 0;
   private sending = false;
   private holdTimer: NodeJS.Timeout | null = null;
+  private lastBatch = 0;
+  /** While lingering: how many waiting commands send the next batch at once. */
+  private lingerUntil: number | null = null;
 
-  constructor(queue: Queue) {
+  constructor(queue: Queue, lingerMs: number) {
     this.queue = queue;
+    this.lingerMs = lingerMs;
   }
 
   submit(command: Command): Promise<void> {
     return new Promise((resolve, reject) => {
       this.buffer.push({ command, sent: (error) => (error ? reject(error) : resolve()), trace: captureCommandTrace() });
-      this.pump(false);
+      this.pump(this.lingerUntil !== null && this.buffer.length >= this.lingerUntil);
     });
   }
 
   /** The command's result (or its timeout) came back: the batch is that much closer to done. */
   settled(): void {
     this.outstanding = Math.max(0, this.outstanding - 1);
-    if (this.outstanding === 0) this.pump(true);
+    if (this.outstanding > 0) return;
+    if (this.lingerMs === 0 || this.lastBatch < LOADED_BATCH || this.buffer.length >= MAX_BATCH) {
+      this.pump(true);
+      return;
+    }
+    this.lingerUntil = Math.min(MAX_BATCH, this.buffer.length + this.lastBatch);
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.holdTimer = setTimeout(() => {
+      this.holdTimer = null;
+      this.lingerUntil = null;
+      this.pump(true);
+    }, this.lingerMs);
   }
 
   private pump(force: boolean): void {
     if (this.sending || this.buffer.length === 0) return;
-    if (this.outstanding > 0 && !force) {
+    if ((this.outstanding > 0 || this.lingerUntil !== null) && !force) {
       this.holdTimer ??= setTimeout(() => {
         this.holdTimer = null;
         this.pump(true);
@@ -71,12 +98,14 @@ class PartitionLane {
     }
     if (this.holdTimer) clearTimeout(this.holdTimer);
     this.holdTimer = null;
+    this.lingerUntil = null;
     void this.send(this.buffer.splice(0, MAX_BATCH));
   }
 
   private async send(batch: Waiting[]): Promise<void> {
     this.sending = true;
     this.outstanding += batch.length;
+    this.lastBatch = batch.length;
     const data: CommandBatch = { commands: batch.map((w) => w.command) };
     try {
       // No custom jobId: BullMQ dedupes by jobId only while the job exists, and a batch must never be
@@ -133,7 +162,7 @@ export class Dispatcher {
     // A lost connection is reported by the connection's own watcher (DependencyHealth); without a
     // listener here BullMQ would print every reconnection error to stderr.
     for (const queue of this.queues) queue.on('error', () => {});
-    this.lanes = this.queues.map((q) => new PartitionLane(q));
+    this.lanes = this.queues.map((q) => new PartitionLane(q, options.lingerMs));
   }
 
   get replyChannel(): string {

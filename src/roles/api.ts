@@ -147,6 +147,7 @@ export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
     prefix: queuePrefix(settings),
     partitions: settings.partitions,
     timeoutMs: settings.commandTimeoutMs,
+    lingerMs: settings.batchLingerMs,
     replies,
     findResult: (commandId) => findAndRefresh(orm, settings, redis, stores, commandId),
   });

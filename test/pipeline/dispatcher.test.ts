@@ -1,0 +1,81 @@
+import type { Job } from 'bullmq';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { CommandBatch } from '../../src/pipeline/command.ts';
+import { registerAgent, unique, type TestAgent } from '../support/client.ts';
+import { newTopic, type TestTopic } from '../support/forum.ts';
+import { partitionQueue } from '../support/queues.ts';
+import { useTestApp } from '../support/testApp.ts';
+
+// A linger far longer than a request takes here, so that whether a command waited for it shows.
+const LINGER_MS = 1000;
+const t = useTestApp({ BATCH_LINGER_MS: String(LINGER_MS) });
+let topic: TestTopic;
+let authors: TestAgent[];
+beforeAll(async () => {
+  topic = await newTopic(t.client);
+  authors = await Promise.all(Array.from({ length: 5 }, () => registerAgent(t.client)));
+});
+
+const post = (author: TestAgent, body: string) =>
+  t.client.post(
+    '/api/forum/posts',
+    { action: 'create', projectSlug: topic.projectSlug, topicSlug: topic.topicSlug, body },
+    { token: author.token },
+  );
+
+/** How many commands the job that carried the post with this body carried. */
+async function batchSizeOf(body: string): Promise<number> {
+  const queue = partitionQueue(t.redis, t.settings, topic.projectSlug);
+  try {
+    const jobs = (await queue.getJobs(['completed'])) as Job<CommandBatch>[];
+    const job = jobs.find((j) => j.data.commands.some((c) => c.data.body === body));
+    if (!job) throw new Error(`no completed job carries "${body}"`);
+    return job.data.commands.length;
+  } finally {
+    await queue.close();
+  }
+}
+
+/**
+ * Once any linger of an earlier scenario has lapsed, one post alone (a batch of one), then `count` posts sent while
+ * it is applied: they leave together as the next batch.
+ */
+async function answerBatchOf(count: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, LINGER_MS));
+  const alone = post(topic.owner, unique('alone '));
+  const bodies = Array.from({ length: count }, () => unique('gathered '));
+  const replies = await Promise.all([alone, ...bodies.map((body, i) => post(authors[i % authors.length] as TestAgent, body))]);
+  expect(replies.map((r) => r.status)).toEqual(replies.map(() => 200));
+  expect(await batchSizeOf(bodies.at(-1) as string)).toBe(count);
+}
+
+describe('a partition lane after its batch is answered', () => {
+  it('holds the next commands of a loaded batch until as many have come, and sends them as one job', async () => {
+    await answerBatchOf(5);
+    const bodies = Array.from({ length: 5 }, () => unique('next '));
+    // One by one, each after the last was handed over: without the linger the first would leave alone.
+    const replies = [];
+    for (const [i, body] of bodies.entries()) {
+      replies.push(post(authors[i] as TestAgent, body));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect((await Promise.all(replies)).map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(await Promise.all(bodies.map(batchSizeOf))).toEqual([5, 5, 5, 5, 5]);
+  });
+
+  it('sends the command after a small batch at once, without lingering', async () => {
+    await answerBatchOf(2);
+    const started = performance.now();
+    const reply = await post(topic.owner, unique('after small '));
+    expect(reply.status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(LINGER_MS);
+  });
+
+  it('sends what came within the linger when fewer than the batch came back', async () => {
+    await answerBatchOf(5);
+    const body = unique('late alone ');
+    const reply = await post(topic.owner, body);
+    expect(reply.status).toBe(200);
+    expect(await batchSizeOf(body)).toBe(1);
+  });
+});
