@@ -124,19 +124,26 @@ type Keyword = 'begin' | 'set local plan_cache_mode = force_generic_plan' | 'dis
  * by generic plans (planned once, not per batch: Postgres's own choice kept planning every batch's lookups by a
  * list of ids). A plan made while a table was nearly empty (a new database, the first seconds of a bench) is a
  * sequential scan, which Postgres keeps as the table grows until an ANALYZE: it made a post cost Postgres twice
- * the CPU. Discarded, the plans are made again at the tables' sizes of the moment.
+ * the CPU. Discarded, the plans are made again at the tables' sizes of the moment. A connection's first plans
+ * live FIRST_PLAN_LIFETIME_MS, each next generation twice as long as the one before, up to PLAN_LIFETIME_MS: a
+ * table that grows from nothing is planned again while it grows, not scanned whole for ten seconds.
  */
+const FIRST_PLAN_LIFETIME_MS = 500;
 const PLAN_LIFETIME_MS = 10_000;
-const plansMadeSince = new WeakMap<object, number>();
+const plansOf = new WeakMap<object, { madeAt: number; lifetime: number }>();
 
-/** What opens a transaction on `client`: begin, generic plans, and once its plans are PLAN_LIFETIME_MS old, their discard. */
+/** What opens a transaction on `client`: begin, generic plans, and once its plans have lived their lifetime, their discard. */
 function openingOf(client: object): Keyword[] {
   const opening: Keyword[] = ['begin', 'set local plan_cache_mode = force_generic_plan'];
   const now = performance.now();
-  const since = plansMadeSince.get(client);
-  if (since !== undefined && now - since < PLAN_LIFETIME_MS) return opening;
-  plansMadeSince.set(client, now);
-  return since === undefined ? opening : [...opening, 'discard plans'];
+  const plans = plansOf.get(client);
+  if (!plans) {
+    plansOf.set(client, { madeAt: now, lifetime: FIRST_PLAN_LIFETIME_MS });
+    return opening;
+  }
+  if (now - plans.madeAt < plans.lifetime) return opening;
+  plansOf.set(client, { madeAt: now, lifetime: Math.min(PLAN_LIFETIME_MS, plans.lifetime * 2) });
+  return [...opening, 'discard plans'];
 }
 
 /** A transaction opened by `transaction`. */

@@ -207,20 +207,40 @@ describe("a transaction's statements, prepared on their connection", () => {
     await single.close();
   });
 
-  it("are planned again at the tables' sizes once their plans are ten seconds old, so a table that grew is read by its index", async () => {
+  it("are planned again at the tables' sizes after half a second, then twice as long each time, up to ten seconds", async () => {
     // Faked before the connection's first transaction: its plans' age is read on this clock.
     vi.useFakeTimers({ toFake: ['performance'] });
     const single = await oneConnection();
-    // The generic plan, made while the table holds one row: a sequential scan.
-    await readIn(single);
-    expect(await cachedPlan(single)).toMatch(/Seq Scan/);
-    await orm.em.fork().execute(`insert into ${grown} select 'row-' || i, repeat('x', 100) from generate_series(1, 20000) i`);
-    vi.advanceTimersByTime(9_999);
-    await readIn(single);
-    expect(await cachedPlan(single)).toMatch(/Seq Scan/);
-    vi.advanceTimersByTime(1);
-    await readIn(single);
-    expect(await cachedPlan(single)).toMatch(/Index (Only )?Scan/);
+    const planAfter = async (ms: number) => {
+      vi.advanceTimersByTime(ms);
+      await readIn(single);
+      return (await cachedPlan(single)).match(/Seq Scan|Index (Only )?Scan/)?.[0].replace('Only ', '');
+    };
+    const grow = () => orm.em.fork().execute(`insert into ${grown} select 'row-' || i, repeat('x', 100) from generate_series(1, 20000) i`);
+    const shrink = async () => {
+      await orm.em.fork().execute(`truncate ${grown}`);
+      await orm.em.fork().execute(`insert into ${grown} values ('first', 'x')`);
+      await orm.em.fork().execute(`analyze ${grown}`);
+    };
+    // The generic plan, made while the table holds one row: a sequential scan. Inserts leave it cached.
+    expect(await planAfter(0)).toBe('Seq Scan');
+    await grow();
+    expect(await planAfter(499)).toBe('Seq Scan');
+    expect(await planAfter(1)).toBe('Index Scan');
+    // The table emptied, Postgres plans it again at once, a sequential scan: the second
+    // generation of plans, half a second old, lives a second.
+    await shrink();
+    expect(await planAfter(0)).toBe('Seq Scan');
+    await grow();
+    expect(await planAfter(999)).toBe('Seq Scan');
+    expect(await planAfter(1)).toBe('Index Scan');
+    // Then 2, 4 and 8 seconds; from then on ten.
+    for (const lifetime of [2000, 4000, 8000]) await planAfter(lifetime);
+    await shrink();
+    expect(await planAfter(0)).toBe('Seq Scan');
+    await grow();
+    expect(await planAfter(9_999)).toBe('Seq Scan');
+    expect(await planAfter(1)).toBe('Index Scan');
     await single.close();
   });
 });
