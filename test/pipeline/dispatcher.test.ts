@@ -3,12 +3,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { CommandBatch } from '../../src/pipeline/command.ts';
 import { registerAgent, unique, type TestAgent } from '../support/client.ts';
 import { newTopic, type TestTopic } from '../support/forum.ts';
+import { beginHeld } from '../support/heldTransaction.ts';
 import { partitionQueue } from '../support/queues.ts';
 import { useTestApp } from '../support/testApp.ts';
+import { until } from '../support/until.ts';
 
 // A linger far longer than a request takes here, so that whether a command waited for it shows.
 const LINGER_MS = 1000;
 const t = useTestApp({ BATCH_LINGER_MS: String(LINGER_MS) });
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let topic: TestTopic;
 let authors: TestAgent[];
 beforeAll(async () => {
@@ -37,16 +40,32 @@ async function batchSizeOf(body: string): Promise<number> {
 }
 
 /**
- * Once any linger of an earlier scenario has lapsed, one post alone (a batch of one), then `count` posts sent while
- * it is applied: they leave together as the next batch.
+ * Once any linger of an earlier scenario has lapsed, one post alone (a batch of one) that the worker cannot finish
+ * while the test holds its author's row, then `count` posts sent meanwhile: they wait in the lane, and leave together
+ * as the next batch once the first is answered.
  */
 async function answerBatchOf(count: number): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, LINGER_MS));
+  await pause(LINGER_MS);
+  const holder = t.orm.em.fork();
+  await beginHeld(holder);
+  await holder.execute('select 1 from agent where id = ? for update', [topic.owner.agentId]);
+  const [{ pid } = { pid: 0 }] = await holder.execute<{ pid: number }[]>('select pg_backend_pid() as pid');
   const alone = post(topic.owner, unique('alone '));
+  const blocked = async () => {
+    const [row] = await t.orm.em
+      .fork()
+      .execute<{ n: number }[]>('select count(*)::int as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [pid]);
+    return (row?.n ?? 0) > 0;
+  };
+  await until(blocked, 10_000, 'the first batch to wait for the held author');
   const bodies = Array.from({ length: count }, () => unique('gathered '));
-  const replies = await Promise.all([alone, ...bodies.map((body, i) => post(authors[i % authors.length] as TestAgent, body))]);
+  const gathered = bodies.map((body, i) => post(authors[i % authors.length] as TestAgent, body));
+  // Long enough for each to be authenticated and admitted; they cannot leave before the first batch is answered.
+  await pause(500);
+  await holder.rollback();
+  const replies = await Promise.all([alone, ...gathered]);
   expect(replies.map((r) => r.status)).toEqual(replies.map(() => 200));
-  expect(await batchSizeOf(bodies.at(-1) as string)).toBe(count);
+  expect(await Promise.all(bodies.map(batchSizeOf))).toEqual(bodies.map(() => count));
 }
 
 describe('a partition lane after its batch is answered', () => {
@@ -57,7 +76,7 @@ describe('a partition lane after its batch is answered', () => {
     const replies = [];
     for (const [i, body] of bodies.entries()) {
       replies.push(post(authors[i] as TestAgent, body));
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await pause(20);
     }
     expect((await Promise.all(replies)).map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     expect(await Promise.all(bodies.map(batchSizeOf))).toEqual([5, 5, 5, 5, 5]);
