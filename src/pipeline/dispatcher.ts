@@ -24,7 +24,7 @@ const MAX_BATCH = 128;
 /** How long commands wait for the previous batch of their partition before being sent anyway. */
 const MAX_HOLD_MS = 250;
 /** A batch smaller than this means no load: the commands that follow it leave at once. */
-const LOADED_BATCH = 4;
+const LOADED_BATCH = 8;
 
 interface Waiting {
   command: Command;
