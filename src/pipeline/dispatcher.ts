@@ -24,7 +24,7 @@ const MAX_BATCH = 128;
 /** How long commands wait for the previous batch of their partition before being sent anyway. */
 const MAX_HOLD_MS = 250;
 /** A batch smaller than this means no load: the commands that follow it leave at once. */
-const LOADED_BATCH = 8;
+export const LOADED_BATCH = 8;
 
 interface Waiting {
   command: Command;
@@ -38,9 +38,9 @@ interface Waiting {
  * new commands gather and leave together as the next job. Under light load
  * a command is sent at once (a batch of one); under load the batch size
  * follows the arrival rate, so one transaction and one queue job carry many
- * commands. A command is held at most MAX_HOLD_MS before it is enqueued.
+ * commands. While a batch is in flight, a command is held at most MAX_HOLD_MS.
  *
- * Once a loaded batch is answered, the partition lingers (at most lingerMs)
+ * Once a loaded batch is answered, the partition lingers (at most lingerMs more)
  * until as many commands as it carried have joined those already waiting:
  * its clients' next ones. Without it, under a steady load half of them
  * came back while the other half waited, and every job carried half of the
@@ -53,10 +53,11 @@ class PartitionLane {
   private buffer: Waiting[] = [];
   private outstanding = 0;
   private sending = false;
+  /** The hold's timer while a batch is in flight, the linger's once it is answered. */
   private holdTimer: NodeJS.Timeout | null = null;
-  private lastBatch = 0;
+  private lastBatchSize = 0;
   /** While lingering: how many waiting commands send the next batch at once. */
-  private lingerUntil: number | null = null;
+  private lingerTarget: number | null = null;
 
   constructor(queue: Queue, lingerMs: number) {
     this.queue = queue;
@@ -66,7 +67,7 @@ class PartitionLane {
   submit(command: Command): Promise<void> {
     return new Promise((resolve, reject) => {
       this.buffer.push({ command, sent: (error) => (error ? reject(error) : resolve()), trace: captureCommandTrace() });
-      this.pump(this.lingerUntil !== null && this.buffer.length >= this.lingerUntil);
+      this.pump(this.lingerTarget !== null && this.buffer.length >= this.lingerTarget);
     });
   }
 
@@ -74,22 +75,22 @@ class PartitionLane {
   settled(): void {
     this.outstanding = Math.max(0, this.outstanding - 1);
     if (this.outstanding > 0) return;
-    if (this.lingerMs === 0 || this.lastBatch < LOADED_BATCH || this.buffer.length >= MAX_BATCH) {
+    if (this.lingerMs === 0 || this.lastBatchSize < LOADED_BATCH || this.buffer.length >= MAX_BATCH) {
       this.pump(true);
       return;
     }
-    this.lingerUntil = Math.min(MAX_BATCH, this.buffer.length + this.lastBatch);
+    this.lingerTarget = Math.min(MAX_BATCH, this.buffer.length + this.lastBatchSize);
     if (this.holdTimer) clearTimeout(this.holdTimer);
     this.holdTimer = setTimeout(() => {
       this.holdTimer = null;
-      this.lingerUntil = null;
+      this.lingerTarget = null;
       this.pump(true);
     }, this.lingerMs);
   }
 
   private pump(force: boolean): void {
     if (this.sending || this.buffer.length === 0) return;
-    if ((this.outstanding > 0 || this.lingerUntil !== null) && !force) {
+    if ((this.outstanding > 0 || this.lingerTarget !== null) && !force) {
       this.holdTimer ??= setTimeout(() => {
         this.holdTimer = null;
         this.pump(true);
@@ -98,14 +99,13 @@ class PartitionLane {
     }
     if (this.holdTimer) clearTimeout(this.holdTimer);
     this.holdTimer = null;
-    this.lingerUntil = null;
+    this.lingerTarget = null;
     void this.send(this.buffer.splice(0, MAX_BATCH));
   }
 
   private async send(batch: Waiting[]): Promise<void> {
     this.sending = true;
     this.outstanding += batch.length;
-    this.lastBatch = batch.length;
     const data: CommandBatch = { commands: batch.map((w) => w.command) };
     try {
       // No custom jobId: BullMQ dedupes by jobId only while the job exists, and a batch must never be
@@ -117,6 +117,7 @@ class PartitionLane {
         const traces = batch.map((w) => w.trace ?? {});
         await enqueueTraced(traces, () => this.queue.add(name, { ...data, traces } satisfies TracedBatch<CommandBatch>));
       } else await this.queue.add(name, data);
+      this.lastBatchSize = batch.length;
       for (const w of batch) w.sent();
     } catch (error) {
       this.outstanding -= batch.length;
@@ -127,8 +128,12 @@ class PartitionLane {
     }
   }
 
-  cancelTimer(): void {
+  /** Closing: nothing waiting will be sent now, so its requests are answered with the error at once. */
+  close(): void {
     if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.holdTimer = null;
+    this.lingerTarget = null;
+    for (const waiting of this.buffer.splice(0)) waiting.sent(new Error('the dispatcher is closed'));
   }
 }
 
@@ -208,7 +213,7 @@ export class Dispatcher {
   }
 
   async close(): Promise<void> {
-    for (const lane of this.lanes) lane.cancelTimer();
+    for (const lane of this.lanes) lane.close();
     await Promise.all(this.queues.map((q) => q.close()));
   }
 }

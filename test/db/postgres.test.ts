@@ -228,7 +228,7 @@ describe("a transaction's statements, prepared on their connection", () => {
     expect(await planAfter(499)).toBe('Seq Scan');
     expect(await planAfter(1)).toBe('Index Scan');
     // The table emptied, Postgres plans it again at once, a sequential scan: the second
-    // generation of plans, half a second old, lives a second.
+    // generation of plans, begun at half a second, lives a second.
     await shrink();
     expect(await planAfter(0)).toBe('Seq Scan');
     await grow();
