@@ -80,27 +80,32 @@ class PartitionLane {
       return;
     }
     this.lingerTarget = Math.min(MAX_BATCH, this.buffer.length + this.lastBatchSize);
-    if (this.holdTimer) clearTimeout(this.holdTimer);
-    this.holdTimer = setTimeout(() => {
-      this.holdTimer = null;
-      this.lingerTarget = null;
-      this.pump(true);
-    }, this.lingerMs);
+    this.stopTimer();
+    this.sendAfter(this.lingerMs);
   }
 
+  /** Sends what waits, unless a batch is in flight or the lane lingers; `force`: now, whatever holds it (its linger ends). */
   private pump(force: boolean): void {
+    if (force) this.lingerTarget = null;
     if (this.sending || this.buffer.length === 0) return;
     if ((this.outstanding > 0 || this.lingerTarget !== null) && !force) {
-      this.holdTimer ??= setTimeout(() => {
-        this.holdTimer = null;
-        this.pump(true);
-      }, MAX_HOLD_MS);
+      if (!this.holdTimer) this.sendAfter(MAX_HOLD_MS);
       return;
     }
+    this.stopTimer();
+    void this.send(this.buffer.splice(0, MAX_BATCH));
+  }
+
+  private sendAfter(ms: number): void {
+    this.holdTimer = setTimeout(() => {
+      this.holdTimer = null;
+      this.pump(true);
+    }, ms);
+  }
+
+  private stopTimer(): void {
     if (this.holdTimer) clearTimeout(this.holdTimer);
     this.holdTimer = null;
-    this.lingerTarget = null;
-    void this.send(this.buffer.splice(0, MAX_BATCH));
   }
 
   private async send(batch: Waiting[]): Promise<void> {
@@ -130,8 +135,7 @@ class PartitionLane {
 
   /** Closing: nothing waiting will be sent now, so its requests are answered with the error at once. */
   close(): void {
-    if (this.holdTimer) clearTimeout(this.holdTimer);
-    this.holdTimer = null;
+    this.stopTimer();
     this.lingerTarget = null;
     for (const waiting of this.buffer.splice(0)) waiting.sent(new Error('the dispatcher is closed'));
   }
