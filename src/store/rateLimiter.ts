@@ -72,13 +72,14 @@ export function refillPerMs(limit: BucketLimit): number {
 
 /** What a script's reply (allowed, tokens left) means to the client. */
 export function rateDecision(limit: BucketLimit, allowed: number, tokens: number): RateDecision {
-  const perMs = refillPerMs(limit);
+  // Not through refillPerMs: dividing by that rounded rate lifts some whole seconds just above themselves (3600.0000000000005).
+  const secondsFor = (missing: number) => Math.ceil((missing * limit.refillSeconds) / limit.capacity);
   return {
     allowed: allowed === 1,
     limit: limit.capacity,
     remaining: Math.floor(tokens),
-    resetSeconds: Math.ceil((limit.capacity - tokens) / perMs / 1000),
-    retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)),
+    resetSeconds: secondsFor(limit.capacity - tokens),
+    retryAfterSeconds: Math.max(1, secondsFor(1 - tokens)),
   };
 }
 

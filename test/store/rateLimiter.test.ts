@@ -40,6 +40,13 @@ describe('rate limiter', () => {
     expect(await limiter.take('k', limit)).toEqual({ allowed: false, limit: 10, remaining: 0, resetSeconds: 60, retryAfterSeconds: 6 });
   });
 
+  it('counts a whole number of seconds exactly: an hourly token just spent is due in 3600 s, not 3601', async () => {
+    const { limiter } = scripted([0, '0']);
+    // Through the refill per millisecond, 1 / (1 / 3_600_000) / 1000 is 3600.0000000000005, which rounds up to 3601.
+    const decision = await limiter.take('k', { capacity: 1, refillSeconds: 3600 });
+    expect({ reset: decision.resetSeconds, retry: decision.retryAfterSeconds }).toEqual({ reset: 3600, retry: 3600 });
+  });
+
   it('never tells a client to retry in less than a second', async () => {
     const { limiter } = scripted([1, '9.5']);
     expect((await limiter.take('k', limit)).retryAfterSeconds).toBe(1);
