@@ -14,14 +14,17 @@ export const evidenceUrlRule = Joi.string()
   .uri({ scheme: ['https'] })
   .messages({ 'string.uriCustomScheme': '{#label} must be an https:// URL' });
 
-const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+const rfc3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
-/** Date.parse rolls a day the month lacks (April 31) over into the next month; RFC 3339 refuses it. */
+/**
+ * Date.parse rolls a day the month lacks (April 31) over into the next month, and reads hour 24 as the next
+ * day's midnight; RFC 3339 refuses both (hours are 00-23).
+ */
 function isRfc3339(value: string): boolean {
   const match = rfc3339.exec(value);
   if (!match || Number.isNaN(Date.parse(value))) return false;
-  const [year, month, day] = match.slice(1, 4).map(Number) as [number, number, number];
-  return day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const [year, month, day, hour] = match.slice(1, 5).map(Number) as [number, number, number, number];
+  return hour <= 23 && day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
 }
 
 export const expiresAtRule = Joi.string()

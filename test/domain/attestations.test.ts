@@ -78,6 +78,11 @@ describe('RFC 3339 expiry timestamps', () => {
     expect(valid(expiresAtRule, '2027-01-31T10:00:00.1234567891Z')).toBe(false);
   });
 
+  it('refuses hour 24, which Date.parse reads as the next day', () => {
+    expect(valid(expiresAtRule, '2027-01-01T24:00:00Z')).toBe(false);
+    expect(valid(expiresAtRule, '2027-01-01T23:59:59Z')).toBe(true);
+  });
+
   it('refuses an expanded year and text around the timestamp', () => {
     expect(valid(expiresAtRule, '+002027-01-31T10:00:00Z')).toBe(false);
     expect(valid(expiresAtRule, ' 2027-01-31T10:00:00Z')).toBe(false);
