@@ -88,11 +88,12 @@ async function answerSeenKey(
   claim: RetryKeyClaim,
   commandId: string,
   outcome: Claim,
+  actorAgentId: string | null,
 ) {
   ctx.metrics.idempotency.inc({ outcome: outcome.kind === 'replay' ? 'replayed' : outcome.kind });
   if (outcome.kind === 'replay') return reply(request, h, outcome.result, { 'Idempotency-Replayed': 'true' });
   if (outcome.kind === 'reused') throw new ApiError('idempotency_key_reused', 'this retry key was used with different parameters');
-  const finished = await ctx.dispatcher.findResult(outcome.commandId);
+  const finished = await ctx.dispatcher.findResult(outcome.commandId, actorAgentId);
   if (finished) {
     await ctx.idempotency.complete(claim.cacheKey, claim.fingerprint, outcome.commandId, finished);
     return reply(request, h, finished, { 'Idempotency-Replayed': 'true' });
@@ -171,7 +172,7 @@ async function admit(
   if (!identity.claim) return { decision: await ctx.admission.take(identity.bucket, limit) };
   const admitted = await ctx.admission.claimAndTake(identity.bucket, limit, identity.claim);
   if ('decision' in admitted) return admitted;
-  const early = await answerSeenKey(ctx, request, h, identity.claim, identity.commandId, admitted.seen);
+  const early = await answerSeenKey(ctx, request, h, identity.claim, identity.commandId, admitted.seen, auth?.actor.agentId ?? null);
   return early ? { early } : { decision: null };
 }
 

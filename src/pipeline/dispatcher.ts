@@ -15,8 +15,8 @@ export interface DispatcherOptions {
   /** How long a partition lingers after a loaded batch is answered, for its clients' next commands (0: never). */
   lingerMs: number;
   replies: ReplyListener;
-  /** Looks up a result already committed, for a reply that did not come in time. */
-  findResult: (commandId: string) => Promise<CommandResult | null>;
+  /** Looks up a result already committed, for a reply that did not come in time (the actor: whose reads must see it). */
+  findResult: (commandId: string, actorAgentId: string | null) => Promise<CommandResult | null>;
 }
 
 /** Largest batch one job carries. */
@@ -178,8 +178,8 @@ export class Dispatcher {
     return this.options.replies.channel;
   }
 
-  findResult(commandId: string): Promise<CommandResult | null> {
-    return this.options.findResult(commandId);
+  findResult(commandId: string, actorAgentId: string | null): Promise<CommandResult | null> {
+    return this.options.findResult(commandId, actorAgentId);
   }
 
   /** Enqueues and waits; null means no result within the timeout (the command may still complete). */
@@ -198,7 +198,7 @@ export class Dispatcher {
     const result = await pending;
     lane.settled();
     if (result) this.answerListener?.(command.partitionKey, (performance.now() - handedOver) / 1000);
-    return result ?? (await this.findResult(command.commandId));
+    return result ?? (await this.findResult(command.commandId, command.actor?.agentId ?? null));
   }
 
   /** Hears how long each answered command took from being handed to its queue to its result (for per-project latency). */

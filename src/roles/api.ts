@@ -55,7 +55,8 @@ function registerApi(server: Server, ctx: ApiContext): void {
  * A command's result read from Postgres, not heard as a reply (late, lost, or a retry of a finished command): its
  * batch may have died between its commit and its after-commit pipeline, so before it is answered this does what that
  * pipeline would have done for it: the outbox is marked (its writer's event reads take the Postgres path:
- * src/store/ledgerMarks.ts), and what its commit refreshes is refreshed (src/store/commitRefreshes.ts).
+ * src/store/ledgerMarks.ts), what its commit refreshes is refreshed (src/store/commitRefreshes.ts), and with
+ * replicas its actor's commit position is recorded, so that the actor reads its own write at once.
  */
 async function findAndRefresh(
   orm: Runtime['orm'],
@@ -63,6 +64,7 @@ async function findAndRefresh(
   redis: RedisClient,
   stores: Stores,
   commandId: string,
+  actorAgentId: string | null,
 ): Promise<CommandResult | null> {
   const em = orm.em.fork();
   const recorded = await findResult(em, commandId);
@@ -71,6 +73,7 @@ async function findAndRefresh(
   const pipeline = afterCommitPipeline(redis);
   stores.ledgerMarks.markDirty(pipeline);
   queueRefreshes(pipeline, stores, recorded.refreshes, position);
+  if (position !== null && actorAgentId !== null) stores.positions.record(pipeline, [actorAgentId], position);
   await pipeline.exec();
   return recorded.result;
 }
@@ -149,7 +152,7 @@ export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
     timeoutMs: settings.commandTimeoutMs,
     lingerMs: settings.batchLingerMs,
     replies,
-    findResult: (commandId) => findAndRefresh(orm, settings, redis, stores, commandId),
+    findResult: (commandId, actorAgentId) => findAndRefresh(orm, settings, redis, stores, commandId, actorAgentId),
   });
   runtime.metrics.watchQueues(() => dispatcher.queueCounts());
   const admission = new AdmissionStore(redis, new RateLimiter(redis), stores.idempotency);

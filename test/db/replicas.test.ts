@@ -1,6 +1,11 @@
+import { randomUUID } from 'node:crypto';
+import type { Job } from 'bullmq';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { CommandBatch } from '../../src/pipeline/command.ts';
+import { executeBatch } from '../../workers/executeBatch.ts';
 import { createProject, registerAgent, unique, type Client, type TestAgent } from '../support/client.ts';
 import { createPost, createTopic } from '../support/forum.ts';
+import { partitionQueue } from '../support/queues.ts';
 import { startStreamingPair, type StreamingPair } from '../support/replica.ts';
 import { startTestApp, type TestApp } from '../support/testApp.ts';
 
@@ -109,6 +114,46 @@ describe('reads on a streaming replica', () => {
     // Meanwhile an anonymous reader of an untouched scope is still served by the replica, which lacks the topic.
     expect(await projectName(second.client, slug)).toBe(`Project ${slug}`);
     expect(await pair.sql('replica', `select count(*) from topic where id = '${topic.topicId}'`, DATABASE)).toBe('0');
+  });
+
+  it('with replay paused, an agent whose write was answered from Postgres, not by its worker, reads it at once', async () => {
+    // An API instance with no worker on its prefix: its command waits out COMMAND_TIMEOUT_MS in the queue, the test
+    // applies it, and the retry is answered from processed_command (src/roles/api.ts, findAndRefresh).
+    const lone = await startTestApp(
+      {
+        DATABASE_URL: pair.primaryUrl(DATABASE),
+        DATABASE_REPLICA_URLS: pair.replicaUrl(DATABASE),
+        REPLICA_MAX_LAG_MS: GENEROUS_LAG_MS,
+        COMMAND_TIMEOUT_MS: '500',
+      },
+      ['api'],
+    );
+    try {
+      const { owner, slug } = await ownerWithProject();
+      await replicaCaughtUp();
+      await pauseReplay();
+      const key = randomUUID();
+      const topicSlug = unique('t-');
+      const send = () =>
+        lone.client.post(
+          '/api/forum/topics',
+          { action: 'create', projectSlug: slug, topicSlug, title: `Topic ${topicSlug}` },
+          { token: owner.token, headers: { 'idempotency-key': key } },
+        );
+      expect((await send()).status).toBe(503);
+      const queue = partitionQueue(lone.redis, lone.settings, slug);
+      const [job] = (await queue.getJobs(['waiting'])) as Job<CommandBatch>[];
+      await queue.close();
+      await executeBatch(lone.orm.em, lone.settings, job?.data.commands ?? []);
+      expect((await send()).status).toBe(200);
+      const renamed = await renameOutsideTheService(slug);
+
+      // Not a read of what it wrote (the project is no scope of a topic's): only its commit position sends it to the primary.
+      expect(await projectName(lone.client, slug, owner)).toBe(renamed);
+      expect(await projectName(lone.client, slug)).toBe(`Project ${slug}`);
+    } finally {
+      await lone.stop();
+    }
   });
 
   it('never pairs an ETag with a body older than the commits behind it', async () => {
