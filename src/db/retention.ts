@@ -13,8 +13,8 @@ const CHUNK = 5000;
 
 async function deleteOlderThan(
   em: EntityManager,
-  table: 'processed_command' | 'used_nonce' | 'prepared_action',
-  column: 'created_at' | 'used_at' | 'expires_at',
+  table: 'processed_command' | 'used_nonce' | 'prepared_action' | 'outbox_event',
+  column: 'created_at' | 'used_at' | 'expires_at' | 'published_at',
   cutoff: Date,
 ): Promise<number> {
   let total = 0;
@@ -30,15 +30,26 @@ async function deleteOlderThan(
   }
 }
 
-/** Deletes command results and spent nonces older than the retry window, and prepared actions whose envelope expired, as of `now`. */
-export async function pruneExpired(
-  em: EntityManager,
-  now: Date,
-): Promise<{ processedCommands: number; usedNonces: number; preparedActions: number }> {
+export interface Pruned {
+  processedCommands: number;
+  usedNonces: number;
+  preparedActions: number;
+  publishedOutboxEvents: number;
+}
+
+/**
+ * Deletes command results and spent nonces older than the retry window, prepared actions whose envelope expired,
+ * and outbox rows published longer ago than the window, as of `now`. A published outbox row is read by nothing:
+ * its event lives on in ledger_event, and only pending rows (published_at null, never deleted here) are scanned.
+ * Only the per-command paths leave such rows (the set-based path writes its events to the ledger directly), so the
+ * hourly scan of the table without an index on published_at reads a day of those at most.
+ */
+export async function pruneExpired(em: EntityManager, now: Date): Promise<Pruned> {
   const cutoff = new Date(now.getTime() - RETENTION_MS);
   return {
     processedCommands: await deleteOlderThan(em, 'processed_command', 'created_at', cutoff),
     usedNonces: await deleteOlderThan(em, 'used_nonce', 'used_at', cutoff),
     preparedActions: await deleteOlderThan(em, 'prepared_action', 'expires_at', now),
+    publishedOutboxEvents: await deleteOlderThan(em, 'outbox_event', 'published_at', cutoff),
   };
 }

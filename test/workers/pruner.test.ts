@@ -7,6 +7,16 @@ import { startPruner } from '../../workers/pruner.ts';
 
 const t = useTestApp({}, ['api']);
 
+/** One pruning run by a clock standing at `now`. */
+async function pruneAt(now: Date) {
+  const pruner = startPruner(t.orm, createLogger({ logLevel: 'silent' }), 3_600_000, () => now);
+  try {
+    return await pruner.runOnce();
+  } finally {
+    pruner.close();
+  }
+}
+
 describe('pruning past the retry window', () => {
   it('deletes command results and spent nonces older than 24 hours by its clock and keeps younger ones', async () => {
     // Near the real time: other test files share this database and their fresh rows must survive.
@@ -33,9 +43,7 @@ describe('pruning past the retry window', () => {
     await insertNonce(oldNonce, at(RETENTION_MS + 60_000));
     await insertNonce(youngNonce, at(RETENTION_MS - 60_000));
 
-    const pruner = startPruner(t.orm, createLogger({ logLevel: 'silent' }), 3_600_000, () => now);
-    const deleted = await pruner.runOnce();
-    pruner.close();
+    const deleted = await pruneAt(now);
 
     expect(deleted.processedCommands).toBeGreaterThanOrEqual(1);
     expect(deleted.usedNonces).toBeGreaterThanOrEqual(1);
@@ -46,6 +54,31 @@ describe('pruning past the retry window', () => {
     expect(commands.map((r) => r.command_id)).toEqual([youngCommand]);
     const nonces = await em.execute<{ nonce: string }[]>('select nonce from used_nonce where nonce in (?, ?)', [oldNonce, youngNonce]);
     expect(nonces.map((r) => r.nonce)).toEqual([youngNonce]);
+  });
+
+  it('deletes outbox rows published more than 24 hours ago by its clock and keeps those published since', async () => {
+    // Two hours ahead, as above. Only published rows: a pending one would be published by the other files' workers.
+    const now = new Date(Date.now() + 2 * 3_600_000);
+    const at = (msAgo: number) => new Date(now.getTime() - msAgo);
+    const [oldCommand, youngCommand] = [unique('cmd_outbox_old'), unique('cmd_outbox_young')];
+    const em = t.orm.em.fork();
+    const insert = (commandId: string, publishedAt: Date) =>
+      em.execute("insert into outbox_event (type, data, command_id, created_at, published_at) values ('test', '{}', ?, ?, ?)", [
+        commandId,
+        publishedAt,
+        publishedAt,
+      ]);
+    await insert(oldCommand, at(RETENTION_MS + 60_000));
+    await insert(youngCommand, at(RETENTION_MS - 60_000));
+
+    const deleted = await pruneAt(now);
+
+    expect(deleted.publishedOutboxEvents).toBeGreaterThanOrEqual(1);
+    const rows = await em.execute<{ command_id: string }[]>('select command_id from outbox_event where command_id in (?, ?)', [
+      oldCommand,
+      youngCommand,
+    ]);
+    expect(rows.map((r) => r.command_id)).toEqual([youngCommand]);
   });
 
   it('deletes prepared actions whose envelope has expired and keeps live ones', async () => {
@@ -60,9 +93,7 @@ describe('pruning past the retry window', () => {
     await insert(expired, new Date(now.getTime() - 1000));
     await insert(live, new Date(now.getTime() + 600_000));
 
-    const pruner = startPruner(t.orm, createLogger({ logLevel: 'silent' }), 3_600_000, () => now);
-    const deleted = await pruner.runOnce();
-    pruner.close();
+    const deleted = await pruneAt(now);
 
     expect(deleted.preparedActions).toBeGreaterThanOrEqual(1);
     const rows = await em.execute<{ nonce: string }[]>('select nonce from prepared_action where nonce in (?, ?)', [expired, live]);
