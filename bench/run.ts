@@ -7,6 +7,7 @@ import { readScenarios } from './reads.ts';
 import { cacheCounts, reportReadsWhileWriting, WHILE_WRITING, type CacheCounts } from './readsWhileWriting.ts';
 import { report } from './report.ts';
 import { partitionOf } from '../src/pipeline/partitions.ts';
+import { projectPartition } from '../src/routes/forum/partitions.ts';
 
 /**
  * `npm run bench [-- scenario...]`: many agents writing through the public
@@ -64,7 +65,7 @@ const partitions = Number(process.env.PARTITIONS ?? 2);
 const evenlySpread = (i: number): string => {
   for (;;) {
     const slug = `p-${randomUUID().slice(0, 12)}`;
-    if (partitionOf(slug, partitions) === i % partitions) return slug;
+    if (partitionOf(projectPartition(slug), partitions) === i % partitions) return slug;
   }
 };
 const projects: string[] = [];

@@ -41,8 +41,9 @@ export interface Pruned {
  * Deletes command results and spent nonces older than the retry window, prepared actions whose envelope expired,
  * and outbox rows published longer ago than the window, as of `now`. A published outbox row is read by nothing:
  * its event lives on in ledger_event, and only pending rows (published_at null, never deleted here) are scanned.
- * Only the per-command paths leave such rows (the set-based path writes its events to the ledger directly), so the
- * hourly scan of the table without an index on published_at reads a day of those at most.
+ * Only the per-command paths leave such rows (the set-based path writes its events to the ledger directly). Without an
+ * index on published_at each chunk scans the table: the first prune of a table kept since before this pruning scans
+ * its backlog once per 5,000 rows (300,000 rows: under 4 s), later ones about a day of rows.
  */
 export async function pruneExpired(em: EntityManager, now: Date): Promise<Pruned> {
   const cutoff = new Date(now.getTime() - RETENTION_MS);

@@ -144,7 +144,8 @@ describe('reads on a streaming replica', () => {
       const queue = partitionQueue(lone.redis, lone.settings, slug);
       const [job] = (await queue.getJobs(['waiting'])) as Job<CommandBatch>[];
       await queue.close();
-      await executeBatch(lone.orm.em, lone.settings, job?.data.commands ?? []);
+      if (!job) throw new Error('the command is not in its queue');
+      await executeBatch(lone.orm.em, lone.settings, job.data.commands);
       expect((await send()).status).toBe(200);
       const renamed = await renameOutsideTheService(slug);
 
