@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort } from '../chaos/services.ts';
-import { terminate } from './processes.ts';
+import { logOutput, terminate } from './processes.ts';
 
 /** HAProxy with the project's own config/haproxy.cfg, in front of two API instances, on a free port. */
 export class Balancer {
@@ -23,8 +23,11 @@ export class Balancer {
     return this.child.pid;
   }
 
-  /** Ready once an instance behind it answers /healthz through it. */
-  static async start(apiPorts: [number, number]): Promise<Balancer> {
+  /**
+   * Ready once an instance behind it answers /healthz through it. `logFile`: where its stderr goes; in the
+   * foreground (-db) HAProxy prints there each server going down or up, with the reason.
+   */
+  static async start(apiPorts: [number, number], logFile?: string): Promise<Balancer> {
     const port = await freePort();
     const metricsPort = await freePort();
     const env = {
@@ -35,7 +38,8 @@ export class Balancer {
       AGORA_API_2: `127.0.0.1:${apiPorts[1]}`,
     };
     // In the repository, as the user running this: config/haproxy.cfg names its error pages relative to it.
-    const child = spawn('haproxy', ['-db', '-f', 'config/haproxy.cfg'], { env, stdio: 'ignore' });
+    const child = spawn('haproxy', ['-db', '-f', 'config/haproxy.cfg'], { env, stdio: ['ignore', 'ignore', logFile ? 'pipe' : 'ignore'] });
+    if (logFile) logOutput(child, logFile);
     // Unhandled, a failed spawn (no haproxy installed) would end the keeper before it stops what it started.
     let spawnError: Error | null = null;
     child.once('error', (error) => {

@@ -142,7 +142,7 @@ export async function startTopology(options: TopologyOptions): Promise<Topology>
     for (const worker of workers) worker.start();
     await until('the second API answering /readyz', () => answersReady(`http://127.0.0.1:${apiPorts[1]}`));
     await until('both workers starting', () => workers.every((worker) => worker.started));
-    balancer = await Balancer.start(apiPorts);
+    balancer = await Balancer.start(apiPorts, join(options.logDir, 'haproxy-api.log'));
     await until('the balancer answering /readyz', () => answersReady((balancer as Balancer).url));
     const monitored = {
       apis: apiPorts,
