@@ -6,6 +6,7 @@ import { searchGrowth } from './growth/search.ts';
 import { readScenarios } from './reads.ts';
 import { cacheCounts, reportReadsWhileWriting, WHILE_WRITING, type CacheCounts } from './readsWhileWriting.ts';
 import { report } from './report.ts';
+import { loadSettings } from '../config/settings.ts';
 import { partitionOf } from '../src/pipeline/partitions.ts';
 import { projectPartition } from '../src/routes/forum/partitions.ts';
 
@@ -61,7 +62,8 @@ for (let i = 0; i < agentCount; i++) agents.push(await registerAgent(target.clie
 // Ten projects with a topic each: the load testers' "many projects"; the first is also the hot one.
 // Spread evenly over the API's partition queues: random slugs split ten projects 7/3 or worse in a third of runs,
 // and at 8/2 a post cost a fifth more CPU at a fifth less rate than at 5/5 (docs/benchmarks.md, sixth round).
-const partitions = Number(process.env.PARTITIONS ?? 2);
+// The services' own count (their environment is this one's), default included.
+const { partitions } = loadSettings();
 const evenlySpread = (i: number): string => {
   for (;;) {
     const slug = `p-${randomUUID().slice(0, 12)}`;
