@@ -19,6 +19,7 @@ import { linkCommandTraces, queueTelemetry } from '../src/tracing/queueTracing.t
 import { executeBatch, type Execution } from './executeBatch.ts';
 import { LockLostError, processingStarts, stillHolds } from './jobLock.ts';
 import { startLedgerPublisher, type LedgerPublisherLoop } from './ledgerPublisher.ts';
+import { watchUnservedQueues, type UnservedQueues } from './unservedQueues.ts';
 
 const commandIds = (commands: Command[]) => commands.map((c) => c.commandId);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -28,21 +29,20 @@ const OUTAGE_HORIZON_MS = PENDING_CLAIM_TTL_SECONDS * 1000;
 const OUTAGE_BACKOFF_MS = { first: 200, max: 500 };
 
 /**
- * One BullMQ worker per partition queue, each queue capped at one active job
- * across every worker process (global concurrency 1): the per-project
- * serialization. A job is a batch: executeBatch applies it in one
- * transaction; after commit, deliver refreshes ETags, stores the retry-key
- * results and replies to the waiting API instances. If the process dies
- * before that, the stalled job runs again, finds its recorded results and
- * replies then.
+ * One BullMQ worker per served partition queue (workers/unservedQueues.ts),
+ * each queue capped at one active job across every worker process (global
+ * concurrency 1): the per-project serialization. A job is a batch:
+ * executeBatch applies it in one transaction; after commit, deliver
+ * refreshes ETags, stores the retry-key results and replies to the waiting
+ * API instances. If the process dies before that, the stalled job runs
+ * again, finds its recorded results and replies then.
  *
  * Takeover: a job's lock lasts WORKER_LOCK_MS (1 s by default) and is renewed
- * every quarter of that while the job runs; every worker checks the queues for
- * jobs whose lock lapsed every quarter too, so a killed worker's job runs again
- * on another within about 1.25 s. A worker that was frozen past its lock checks
- * it still holds the job before it answers anything (fenced: the per-project
- * locks and processed_command keep its writes to once, this keeps its replies
- * to once).
+ * every quarter of that while the job runs; every worker checks the queues it
+ * serves for jobs whose lock lapsed every quarter too, so a killed worker's job
+ * runs again on another within about 1.25 s. A worker frozen past its lock
+ * checks it still holds the job before it answers anything (fenced: the
+ * project locks and processed_command keep its writes to once, this its replies).
  *
  * Outages: a command that meets an unreachable Postgres or Redis is applied
  * again with backoff inside the same job, not failed, until the dependency is
@@ -52,7 +52,10 @@ export class CommandWorkers {
   private readonly runtime: Runtime;
   private readonly stores: Stores;
   private readonly ledger: LedgerPublisherLoop;
+  /** The partition queues this process serves; the others are watched (unserved), and served once one holds a job. */
   private readonly queues: Queue[] = [];
+  private readonly allQueues: Queue[];
+  private unserved: UnservedQueues | null = null;
   /** What the queues and their workers talk to Redis through (src/redis.ts queueConnection). */
   private readonly queueConnection: RedisClient;
   private readonly workers: Worker<CommandBatch>[] = [];
@@ -63,6 +66,9 @@ export class CommandWorkers {
     this.runtime = runtime;
     this.stores = stores;
     this.queueConnection = queueConnection;
+    const prefix = queuePrefix(runtime.settings);
+    this.allQueues = allPartitionQueueNames(MAX_PARTITIONS).map((name) => new Queue(name, { connection: queueConnection, prefix }));
+    for (const queue of this.allQueues) queue.on('error', () => {}); // reported by the connection's watcher, once per outage
     this.ledger = startLedgerPublisher(
       runtime.orm,
       runtime.logger,
@@ -72,26 +78,29 @@ export class CommandWorkers {
     );
   }
 
-  /** Workers on every partition queue, ready to take jobs. */
+  /**
+   * Workers on this process's PARTITIONS queues, ready to take jobs; the rest of the MAX_PARTITIONS queues are
+   * watched, and served once one holds a job: an API with a larger count may have filled it.
+   */
   static async start(runtime: Runtime, stores: Stores, queues: RedisClient): Promise<CommandWorkers> {
     const pool = new CommandWorkers(runtime, stores, queues);
-    // Every queue, not only the first PARTITIONS: an API with another count may have filled the rest.
-    await Promise.all(allPartitionQueueNames(MAX_PARTITIONS).map((name) => pool.listen(name)));
+    const { partitions, workerLockMs } = runtime.settings;
+    await Promise.all(pool.allQueues.slice(0, partitions).map((queue) => pool.listen(queue)));
     await Promise.all(pool.workers.map((worker) => worker.waitUntilReady()));
+    pool.unserved = watchUnservedQueues(pool.allQueues.slice(partitions), (queue) => pool.listen(queue), workerLockMs, runtime.logger);
     runtime.metrics.watchQueues(() => queueCounts(pool.queues));
     return pool;
   }
 
-  private async listen(name: string): Promise<void> {
+  private async listen(queue: Queue): Promise<void> {
+    if (this.closing) return;
     const { settings, logger } = this.runtime;
-    const prefix = queuePrefix(settings);
-    const queue = new Queue(name, { connection: this.queueConnection, prefix });
-    queue.on('error', () => {}); // reported by the connection's watcher, once per outage
+    const { name } = queue;
     await queue.setGlobalConcurrency(1);
     this.queues.push(queue);
     const worker = new Worker<CommandBatch>(name, (job, token) => this.processBatch(job, token), {
       connection: this.queueConnection,
-      prefix,
+      prefix: queuePrefix(settings),
       concurrency: 1,
       lockDuration: settings.workerLockMs,
       lockRenewTime: Math.floor(settings.workerLockMs / 2),
@@ -280,11 +289,12 @@ export class CommandWorkers {
     const { settings, logger } = this.runtime;
     // Past the time a client waits for its command, stop waiting for a job stuck on a dead connection:
     // its lock then lapses and another worker takes it over.
+    this.unserved?.stop();
     const outcome = await settleWithin(Promise.all(this.workers.map((w) => w.close())), settings.commandTimeoutMs, () =>
       logger.warn('queue workers did not finish within the command timeout; closing them without waiting'),
     );
     if (outcome === 'late') await Promise.all(this.workers.map((w) => w.close(true)));
-    await Promise.all(this.queues.map((q) => q.close()));
+    await Promise.all(this.allQueues.map((q) => q.close()));
     await this.ledger.close();
   }
 }

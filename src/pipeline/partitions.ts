@@ -1,12 +1,13 @@
 import type { Queue } from 'bullmq';
 
 /**
- * Every worker process serves all MAX_PARTITIONS queues, whatever an API's
- * PARTITIONS says. So changing PARTITIONS, or the number of worker
- * processes, needs no drain: jobs an API enqueued under the old count stay
- * served, and a project whose commands sit in two queues during the change
- * still has them applied one batch at a time, because every batch
- * transaction takes its projects' advisory locks first
+ * A worker process serves its own first PARTITIONS queues and any other of
+ * the MAX_PARTITIONS it finds holding a job (workers/unservedQueues.ts). So
+ * changing PARTITIONS, or the number of worker processes, needs no drain:
+ * jobs an API enqueued under another count stay served, and a project
+ * whose commands sit in two queues during the change still has them
+ * applied one batch at a time, because every batch transaction takes its
+ * projects' advisory locks first
  * (workers/batchTransaction.ts).
  */
 export { MAX_PARTITIONS } from '../../config/settings.ts';

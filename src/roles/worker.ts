@@ -13,7 +13,7 @@ export interface WorkerRole {
 }
 
 /**
- * The worker role: command workers on every partition queue, the pruner, and
+ * The worker role: command workers on the partition queues, the pruner, and
  * (when no API role shares the process to serve it) a /metrics listener of
  * its own. The only assembly that reaches into workers/.
  */
