@@ -37,16 +37,16 @@ const OUTAGE_BACKOFF_MS = { first: 200, max: 500 };
  * API instances. If the process dies before that, the stalled job runs
  * again, finds its recorded results and replies then.
  *
- * Takeover: a job's lock lasts WORKER_LOCK_MS (1 s by default) and is renewed
- * every quarter of that while the job runs; every worker checks the queues it
- * serves for jobs whose lock lapsed every quarter too, so a killed worker's job
- * runs again on another within about 1.25 s. A worker frozen past its lock
- * checks it still holds the job before it answers anything (fenced: the
- * project locks and processed_command keep its writes to once, this its replies).
+ * Takeover: a job's lock lasts WORKER_LOCK_MS (1 s by default), renewed every
+ * half of that while the job runs; every worker checks the queues it serves
+ * for jobs whose lock lapsed every quarter of it, so a killed worker's job runs
+ * again on another within about 1.25 s (plus one look, at most 1 s, in a queue
+ * no other worker serves yet). A worker frozen past its lock checks it still
+ * holds the job before it answers anything (fenced: the project locks and
+ * processed_command keep its writes to once, this its replies).
  *
- * Outages: a command that meets an unreachable Postgres or Redis is applied
- * again with backoff inside the same job, not failed, until the dependency is
- * back (OUTAGE_HORIZON_MS at most, or until the process drains).
+ * Outages: a command that meets an unreachable Postgres or Redis is applied again with backoff inside the
+ * same job, not failed, until the dependency is back (OUTAGE_HORIZON_MS at most, or until the process drains).
  */
 export class CommandWorkers {
   private readonly runtime: Runtime;
@@ -93,12 +93,11 @@ export class CommandWorkers {
   }
 
   private async listen(queue: Queue): Promise<void> {
-    if (this.closing) return;
     const { settings, logger } = this.runtime;
-    const { name } = queue;
     await queue.setGlobalConcurrency(1);
-    this.queues.push(queue);
-    const worker = new Worker<CommandBatch>(name, (job, token) => this.processBatch(job, token), {
+    // Closing began meanwhile: the drain has taken the workers it closes already.
+    if (this.closing) return;
+    const worker = new Worker<CommandBatch>(queue.name, (job, token) => this.processBatch(job, token), {
       connection: this.queueConnection,
       prefix: queuePrefix(settings),
       concurrency: 1,
@@ -117,11 +116,12 @@ export class CommandWorkers {
       // A worker that was frozen past its lock hears so when it wakes: expected, the job is done elsewhere.
       const lockLost = /lock/i.test(error.message);
       logger[lockLost ? 'warn' : 'error'](
-        { queue: name, err: error },
+        { queue: queue.name, err: error },
         lockLost ? 'a job was taken over by another worker' : 'queue worker error',
       );
     });
-    worker.on('failed', (job, error) => this.failed(name, job, error));
+    worker.on('failed', (job, error) => this.failed(queue.name, job, error));
+    this.queues.push(queue);
     this.workers.push(worker);
   }
 

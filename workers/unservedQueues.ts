@@ -11,7 +11,9 @@ import { isConnectionError } from '../src/logging/outages.ts';
  * Serving all MAX_PARTITIONS queues from the start cost an idle worker and
  * its Redis about a tenth of a core: each served queue is checked for
  * stalled jobs four times a second (docs/benchmarks.md, seventh round).
- * A look here is one counting script per watched queue, once per `everyMs`.
+ * A look here is one counting script per watched queue, once per lock
+ * (WORKER_LOCK_MS) but at least once a second: a job in a queue nobody
+ * serves yet waits that much longer.
  */
 export interface UnservedQueues {
   stop(): void;
@@ -20,9 +22,10 @@ export interface UnservedQueues {
 export function watchUnservedQueues(
   queues: Queue[],
   serve: (queue: Queue) => Promise<void>,
-  everyMs: number,
+  lockMs: number,
   logger: Logger,
 ): UnservedQueues {
+  const everyMs = Math.min(lockMs, 1000);
   let watched = [...queues];
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
