@@ -36,6 +36,16 @@ export async function queuesIdle(redis: RedisClient, settings: QueueSettings): P
   return counts.every((count) => Object.values(count).every((n) => n === 0));
 }
 
+/** How many worker processes listen on the partition queue `name` (BullMQ names its connections). */
+export async function workersOn(redis: RedisClient, settings: QueueSettings, name: string): Promise<number> {
+  const queue = new Queue(name, { connection: redis, prefix: queuePrefix(settings) });
+  try {
+    return await queue.getWorkersCount();
+  } finally {
+    await queue.close();
+  }
+}
+
 /** How many worker processes listen on each of the first `partitions` queues, at the least (BullMQ names its connections). */
 export async function workersListening(redis: RedisClient, settings: QueueSettings, partitions: number): Promise<number> {
   return Math.min(...(await eachQueue(redis, settings, partitions, (queue) => queue.getWorkersCount())));

@@ -1,11 +1,10 @@
-import { Queue } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.ts';
 import { Project } from '../../src/entities/project.ts';
 import { projectKey } from '../../src/pipeline/batchName.ts';
 import { allPartitionQueueNames, MAX_PARTITIONS, partitionOf, partitionQueueName } from '../../src/pipeline/partitions.ts';
-import { queuePrefix } from '../../src/redis.ts';
 import { Client, createProject, registerAgent, unique } from '../support/client.ts';
+import { workersOn } from '../support/queues.ts';
 import { useTestApp } from '../support/testApp.ts';
 
 // One API and one worker with PARTITIONS=2; a second API, started with 8, fills queues the worker does not serve yet.
@@ -15,18 +14,9 @@ afterAll(async () => {
   for (const app of wide) await app.stop();
 });
 
-async function workersOn(name: string): Promise<number> {
-  const queue = new Queue(name, { connection: t.redis, prefix: queuePrefix(t.settings) });
-  try {
-    return await queue.getWorkersCount();
-  } finally {
-    await queue.close();
-  }
-}
-
 describe('the partition queues past a worker process PARTITIONS', () => {
   it('are left unserved while they hold no job', async () => {
-    const counts = await Promise.all(allPartitionQueueNames(MAX_PARTITIONS).map(workersOn));
+    const counts = await Promise.all(allPartitionQueueNames(MAX_PARTITIONS).map((name) => workersOn(t.redis, t.settings, name)));
     expect(counts.slice(0, 2).every((count) => count >= 1)).toBe(true);
     expect(counts.slice(2)).toEqual(new Array(MAX_PARTITIONS - 2).fill(0));
   });
@@ -40,10 +30,10 @@ describe('the partition queues past a worker process PARTITIONS', () => {
     let slug = unique('p-');
     while (partitionOf(projectKey(slug), 8) < 2) slug = unique('p-');
     const queue = partitionQueueName(partitionOf(projectKey(slug), 8));
-    expect(await workersOn(queue)).toBe(0);
+    expect(await workersOn(t.redis, t.settings, queue)).toBe(0);
 
     expect(await createProject(client, owner, slug)).toBe(slug);
-    expect(await workersOn(queue)).toBeGreaterThanOrEqual(1);
+    expect(await workersOn(t.redis, t.settings, queue)).toBeGreaterThanOrEqual(1);
     expect(await t.orm.em.fork().count(Project, { slug })).toBe(1);
   });
 });

@@ -1,14 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { Queue } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.ts';
 import { Post } from '../../src/entities/post.ts';
 import { projectKey } from '../../src/pipeline/batchName.ts';
 import { partitionOf, partitionQueueName } from '../../src/pipeline/partitions.ts';
-import { queuePrefix } from '../../src/redis.ts';
 import { Client, unique } from '../support/client.ts';
 import { newTopic } from '../support/forum.ts';
+import { workersOn } from '../support/queues.ts';
 import { useTestApp } from '../support/testApp.ts';
 import { until } from '../support/until.ts';
 
@@ -20,15 +19,6 @@ afterAll(async () => {
   dying?.kill('SIGKILL');
   for (const app of started.reverse()) await app.stop();
 });
-
-async function workersOn(name: string): Promise<number> {
-  const queue = new Queue(name, { connection: t.redis, prefix: queuePrefix(t.settings) });
-  try {
-    return await queue.getWorkersCount();
-  } finally {
-    await queue.close();
-  }
-}
 
 describe('a job left running in a partition queue past every live worker PARTITIONS', () => {
   it('is taken over by a worker with fewer partitions once its lock lapses, and its command answered once', async () => {
@@ -59,7 +49,7 @@ describe('a job left running in a partition queue past every live worker PARTITI
       stdio: 'ignore',
     });
     const exited = once(dying, 'exit');
-    await until(async () => (await workersOn(queue)) > 0, 20_000, 'the dying worker to serve the queue');
+    await until(async () => (await workersOn(t.redis, t.settings, queue)) > 0, 20_000, 'the dying worker to serve the queue');
 
     const wide = await startApp({ ...t.settings, partitions: 8 }, ['api']);
     started.push(wide);
