@@ -1,4 +1,4 @@
-import { closeRedis, type RedisClient } from '../redis.ts';
+import { closeRedis, subscribeKept, type RedisClient } from '../redis.ts';
 import type { CommandResult } from './command.ts';
 
 interface Waiter {
@@ -24,7 +24,7 @@ export class ReplyListener {
 
   async start(): Promise<void> {
     this.subscriber.on('message', (_channel: string, message: string) => this.deliver(message));
-    await this.subscriber.subscribe(this.channel);
+    await subscribeKept(this.subscriber, this.channel);
   }
 
   /** Resolves with the result, or null when none came within `timeoutMs`. */

@@ -96,7 +96,7 @@ async function startEventStreams(
     onError: (error) => logger.warn({ err: error }, 'event fan-out could not read the ledger'),
   });
   await fanout.start();
-  const subscriber = connectRedis(settings, 'agora-ledger-announcements');
+  const subscriber = connectRedis(settings, 'agora-ledger-announcements', 'subscriber');
   runtime.health.watchRedis(subscriber, 'ledger-announcements');
   const announcements = new Announcements(subscriber);
   await announcements.listen(stores.keys.ledgerAnnouncements, (head) => fanout.announce(head));
@@ -136,7 +136,7 @@ export async function startApiRole(runtime: Runtime): Promise<ApiRole> {
   runtime.health.watchRedis(redis, 'api');
   await redisReady(redis);
   const stores = storesOn(redis, settings.redisPrefix);
-  const subscriber = connectRedis(settings, 'agora-replies');
+  const subscriber = connectRedis(settings, 'agora-replies', 'subscriber');
   runtime.health.watchRedis(subscriber, 'replies');
   const replies = new ReplyListener(subscriber, stores.keys.replyChannel(randomUUID()));
   await replies.start();

@@ -1,10 +1,10 @@
-import { closeRedis, type RedisClient } from '../redis.ts';
+import { closeRedis, subscribeKept, type RedisClient } from '../redis.ts';
 
 /**
  * An API process's one subscription to what other processes announce over
  * Redis pub/sub (the ledger head's raises, credentials that changed): a
  * connection of its own, since a subscribed connection takes no other
- * commands. ioredis subscribes again after a reconnection; what was
+ * commands. It subscribes again after a reconnection; what was
  * announced meanwhile is lost, so every listener has a catch-up of its own
  * (the fan-out's ledger poll, the streams' token recheck).
  */
@@ -19,7 +19,7 @@ export class Announcements {
 
   async listen(channel: string, onMessage: (message: string) => void): Promise<void> {
     this.handlers.set(channel, onMessage);
-    await this.subscriber.subscribe(channel);
+    await subscribeKept(this.subscriber, channel);
   }
 
   async stop(): Promise<void> {

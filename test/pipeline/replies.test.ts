@@ -10,7 +10,7 @@ let listener: ReplyListener;
 
 beforeAll(async () => {
   channel = `${t.settings.redisPrefix}:replies:${randomUUID()}`;
-  listener = new ReplyListener(connectRedis(t.settings, 'replies-test'), channel);
+  listener = new ReplyListener(connectRedis(t.settings, 'replies-test', 'subscriber'), channel);
   await listener.start();
 });
 afterAll(() => listener.stop());
