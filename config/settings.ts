@@ -21,7 +21,7 @@ export interface Settings {
   partitions: number;
   /** How long an HTTP request waits for its command's result before answering 503. */
   commandTimeoutMs: number;
-  /** After a loaded batch of a partition is answered, how long its next batch waits for that batch's clients (src/pipeline/dispatcher.ts). */
+  /** After a loaded cycle is answered, how long at most the lanes' next batches wait for its clients (src/pipeline/sendCycle.ts). */
   batchLingerMs: number;
   /**
    * BullMQ job lock, renewed while the job runs; a worker that dies mid-job loses it after this long and
@@ -100,7 +100,7 @@ const schema = Joi.object({
     .default('agora'),
   PARTITIONS: Joi.number().integer().min(1).max(MAX_PARTITIONS).default(2),
   COMMAND_TIMEOUT_MS: Joi.number().integer().min(100).default(10_000),
-  BATCH_LINGER_MS: Joi.number().integer().min(0).max(1000).default(10),
+  BATCH_LINGER_MS: Joi.number().integer().min(0).max(1000).default(30),
   WORKER_LOCK_MS: Joi.number().integer().min(500).default(1000),
   MAX_BODY_BYTES: Joi.number().integer().min(1024).default(65_536),
   LOG_LEVEL: Joi.string()

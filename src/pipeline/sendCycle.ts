@@ -11,6 +11,8 @@ const MAX_HOLD_MS = 250;
 const WAIT_FOR_OTHERS_MS = 50;
 /** A cycle smaller than this means no load: lanes send as their own batches are answered, without lingering. */
 export const LOADED_BATCH = 8;
+/** How many cycles' peaks estimate how many clients there are. */
+const PEAK_CYCLES = 4;
 
 interface Waiting {
   command: Command;
@@ -48,6 +50,13 @@ export class SendCycle {
   private readonly lingerMs: number;
   /** Commands sent in the last cycle. */
   private lastSent = 0;
+  /**
+   * The most commands held at once (gathered or not yet answered) in this
+   * cycle and the ones before: under a closed loop, about how many clients
+   * there are, since each holds one command unless it is between an answer
+   * and its next request.
+   */
+  private readonly peaks: number[] = [0];
   /** While lingering: how many gathered commands send the cycle at once. */
   private lingerTarget: number | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -76,8 +85,13 @@ export class SendCycle {
     return this.lanes.some((lane) => lane.busy);
   }
 
+  private held(): number {
+    return this.lanes.reduce((n, lane) => n + lane.held, 0);
+  }
+
   /** A command joined `lane`. */
   joined(lane: PartitionLane): void {
+    this.peaks[0] = Math.max(this.peaks[0] ?? 0, this.held());
     if (this.closed) lane.close();
     else if (this.lingerTarget !== null) {
       if (this.gathered() >= this.lingerTarget) this.send();
@@ -98,10 +112,10 @@ export class SendCycle {
       this.send();
       return;
     }
-    // As many again as the cycle sent, on top of those gathered, though some of those are the cycle's own
-    // clients answered early by another lane: often out of reach, so the linger mostly runs its length, which
-    // measured better than a target of the cycle's size alone (docs/benchmarks.md, seventh round).
-    this.lingerTarget = Math.min(MAX_BATCH, this.gathered() + this.lastSent);
+    // Every client back: as many as were held at the busiest moment lately. The cycle's size on top of those
+    // gathered was mostly out of reach, so the linger ran its length; the cycle's size alone fell cycle after
+    // cycle, as clients late for one made the next smaller (docs/benchmarks.md, seventh and eighth rounds).
+    this.lingerTarget = Math.min(MAX_BATCH, Math.max(...this.peaks));
     this.sendWithin(this.lingerMs, true);
   }
 
@@ -127,6 +141,8 @@ export class SendCycle {
     this.lingerTarget = null;
     this.stopTimer();
     this.sent(this.lanes.reduce((n, lane) => n + lane.sendWaiting(), 0));
+    this.peaks.unshift(this.held());
+    this.peaks.length = Math.min(this.peaks.length, PEAK_CYCLES);
   }
 
   /** A cycle sent `count` commands. */
@@ -163,6 +179,11 @@ export class PartitionLane {
 
   get waiting(): number {
     return this.buffer.length;
+  }
+
+  /** Commands gathered or sent and not answered yet. */
+  get held(): number {
+    return this.buffer.length + this.outstanding;
   }
 
   /** A batch of this lane is being handed over or applied. */

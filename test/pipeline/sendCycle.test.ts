@@ -93,7 +93,7 @@ async function answerBatchOf(count: number, meanwhile?: (stillBlocked: () => Pro
 }
 
 describe('the partition lanes after a batch is answered', () => {
-  it('holds the next commands of a loaded batch until as many have come, and sends them as one job', async () => {
+  it('holds the next commands of a loaded batch for the linger, and sends them as one job', async () => {
     await answerBatchOf(LOADED_BATCH);
     const bodies = Array.from({ length: LOADED_BATCH }, () => unique('next '));
     // One by one, each after the last was handed over: without the linger the first would leave alone.
@@ -104,6 +104,21 @@ describe('the partition lanes after a batch is answered', () => {
     }
     expect((await Promise.all(replies)).map((r) => r.status)).toEqual(bodies.map(() => 200));
     expect(await Promise.all(bodies.map((body) => batchSizeOf(body)))).toEqual(bodies.map(() => LOADED_BATCH));
+  });
+
+  it('ends the linger as soon as as many commands are held as at the busiest moment of the last cycles', async () => {
+    // The busiest moment: the post alone, unanswered, and the batch gathered behind it.
+    await answerBatchOf(LOADED_BATCH);
+    const answered = performance.now();
+    const bodies = Array.from({ length: LOADED_BATCH + 1 }, () => unique('back '));
+    const replies = [];
+    for (const [i, body] of bodies.entries()) {
+      replies.push(post(authors[i % authors.length] as TestAgent, body));
+      await pause(20);
+    }
+    expect((await Promise.all(replies)).map((r) => r.status)).toEqual(bodies.map(() => 200));
+    expect(performance.now() - answered).toBeLessThan(LINGER_MS / 2);
+    expect(await Promise.all(bodies.map((body) => batchSizeOf(body)))).toEqual(bodies.map(() => LOADED_BATCH + 1));
   });
 
   it('holds the next commands of every lane after a loaded batch, and sends each lane its own as one job', async () => {
