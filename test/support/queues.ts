@@ -15,12 +15,17 @@ export function partitionQueue(redis: RedisClient, settings: QueueSettings & Pic
 }
 
 /**
- * Reads something of each of the first `count` partition queues of a service, then lets the queues go.
+ * Reads something of each named partition queue of a service, then lets the queues go.
  * On a Redis Cluster their prefix is hash-tagged as the service's (queuePrefix), or BullMQ's scripts
  * would reach keys on other nodes.
  */
-async function eachQueue<T>(redis: RedisClient, settings: QueueSettings, count: number, read: (queue: Queue) => Promise<T>): Promise<T[]> {
-  const queues = allPartitionQueueNames(count).map((name) => new Queue(name, { connection: redis, prefix: queuePrefix(settings) }));
+async function eachQueue<T>(
+  redis: RedisClient,
+  settings: QueueSettings,
+  names: string[],
+  read: (queue: Queue) => Promise<T>,
+): Promise<T[]> {
+  const queues = names.map((name) => new Queue(name, { connection: redis, prefix: queuePrefix(settings) }));
   try {
     return await Promise.all(queues.map(read));
   } finally {
@@ -30,7 +35,7 @@ async function eachQueue<T>(redis: RedisClient, settings: QueueSettings, count: 
 
 /** True once no partition queue (of all MAX_PARTITIONS) holds a job that is waiting, delayed or running. */
 export async function queuesIdle(redis: RedisClient, settings: QueueSettings): Promise<boolean> {
-  const counts = await eachQueue(redis, settings, MAX_PARTITIONS, (queue) =>
+  const counts = await eachQueue(redis, settings, allPartitionQueueNames(MAX_PARTITIONS), (queue) =>
     queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized'),
   );
   return counts.every((count) => Object.values(count).every((n) => n === 0));
@@ -38,15 +43,11 @@ export async function queuesIdle(redis: RedisClient, settings: QueueSettings): P
 
 /** How many worker processes listen on the partition queue `name` (BullMQ names its connections). */
 export async function workersOn(redis: RedisClient, settings: QueueSettings, name: string): Promise<number> {
-  const queue = new Queue(name, { connection: redis, prefix: queuePrefix(settings) });
-  try {
-    return await queue.getWorkersCount();
-  } finally {
-    await queue.close();
-  }
+  const [count] = await eachQueue(redis, settings, [name], (queue) => queue.getWorkersCount());
+  return count ?? 0;
 }
 
 /** How many worker processes listen on each of the first `partitions` queues, at the least (BullMQ names its connections). */
 export async function workersListening(redis: RedisClient, settings: QueueSettings, partitions: number): Promise<number> {
-  return Math.min(...(await eachQueue(redis, settings, partitions, (queue) => queue.getWorkersCount())));
+  return Math.min(...(await eachQueue(redis, settings, allPartitionQueueNames(partitions), (queue) => queue.getWorkersCount())));
 }
