@@ -114,15 +114,16 @@ export type RedisKeys = ReturnType<typeof redisKeys>;
  * unhandled, which failed a CI run (redis/ioredis#2187, merged after 6.0.0,
  * unreleased). Here a failed resubscription is the connection's 'error', as
  * its other errors are (the health watch listens), and the next 'ready'
- * subscribes again. A second SUBSCRIBE of a channel changes nothing.
+ * subscribes again.
  */
 export async function subscribeKept(connection: RedisClient, channel: string): Promise<void> {
+  // After the first subscription: a connection not yet ready would otherwise subscribe twice as it connects.
+  await connection.subscribe(channel);
   connection.on('ready', () => {
     connection.subscribe(channel).catch((error: Error) => {
       if (connection.listenerCount('error') > 0) connection.emit('error', error);
     });
   });
-  await connection.subscribe(channel);
 }
 
 /** Closes a connection politely when Redis answers, at once when it does not. */
